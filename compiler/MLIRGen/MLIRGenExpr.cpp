@@ -1,0 +1,848 @@
+//===- MLIRGenExpr.cpp - Expressions and builtins ------------------------===//
+#include "compiler/MLIRGen/MLIRGenImpl.h"
+
+#include "compiler/Dialect/KilnDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace kiln;
+using namespace mlir;
+namespace dsl = kiln::dsl;
+using dsl::ScalarKind;
+
+//===----------------------------------------------------------------------===//
+// Building blocks
+//===----------------------------------------------------------------------===//
+
+Value MLIRGen::intConst(int64_t v, Type type, Location l) {
+  return arith::ConstantOp::create(builder, l, builder.getIntegerAttr(type, v));
+}
+
+Value MLIRGen::constant(Type type, double fv, int64_t iv, Location l) {
+  if (auto ft = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(builder, l, builder.getFloatAttr(ft, fv));
+  return intConst(iv, type, l);
+}
+
+Value MLIRGen::dimValue(Value v, unsigned d, Location l) {
+  auto tt = cast<RankedTensorType>(v.getType());
+  if (!tt.isDynamicDim(d))
+    return intConst(tt.getDimSize(d), builder.getI32Type(), l);
+  Value idx = tensor::DimOp::create(builder, l, v, int64_t(d));
+  return arith::IndexCastOp::create(builder, l, builder.getI32Type(), idx);
+}
+
+SmallVector<Value> MLIRGen::dynSizes(RankedTensorType type,
+                                     ArrayRef<Value> refs,
+                                     ArrayRef<Value> explicitSizes,
+                                     Location l) {
+  SmallVector<Value> sizes;
+  size_t nextExplicit = 0;
+  int64_t rank = type.getRank();
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!type.isDynamicDim(i))
+      continue;
+    Value found;
+    for (Value r : refs) {
+      auto rt = r ? dyn_cast<RankedTensorType>(r.getType()) : nullptr;
+      if (!rt)
+        continue;
+      int64_t j = i - (rank - rt.getRank());
+      if (j >= 0 && rt.isDynamicDim(j)) {
+        found = dimValue(r, j, l);
+        break;
+      }
+    }
+    if (!found && nextExplicit < explicitSizes.size())
+      found = explicitSizes[nextExplicit++];
+    if (!found) {
+      emitError(l, "internal error: no size for dynamic dimension ") << i;
+      failed = true;
+      found = intConst(1, builder.getI32Type(), l);
+    }
+    sizes.push_back(found);
+  }
+  return sizes;
+}
+
+Value MLIRGen::splatLike(Value c, Value like, Location l) {
+  auto tt = dyn_cast<RankedTensorType>(like.getType());
+  if (!tt)
+    return c;
+  auto type = RankedTensorType::get(tt.getShape(), c.getType());
+  return SplatOp::create(builder, l, type, c, dynSizes(type, {like}, {}, l));
+}
+
+Value MLIRGen::convert(Value v, ScalarKind from, ScalarKind to, Location l) {
+  if (from == to)
+    return v;
+  Type dstElem = scalarType(to);
+  Type dst = getTypeSameShape(v.getType(), dstElem);
+  Type srcElem = getElementTypeOrSelf(v.getType());
+  bool fromF = dsl::isFloat(from), toF = dsl::isFloat(to);
+  auto c = [&](Type elem, double fv, int64_t iv) {
+    return splatLike(constant(elem, fv, iv, l), v, l);
+  };
+  if (to == ScalarKind::Bool) {
+    if (fromF)
+      return arith::CmpFOp::create(builder, l, arith::CmpFPredicate::UNE, v,
+                                   c(srcElem, 0.0, 0));
+    return arith::CmpIOp::create(builder, l, arith::CmpIPredicate::ne, v,
+                                 c(srcElem, 0, 0));
+  }
+  if (fromF && toF) {
+    unsigned fw = dsl::bitWidth(from), tw = dsl::bitWidth(to);
+    if (fw == tw) { // f16 <-> bf16 goes through f32.
+      Value wide = convert(v, from, ScalarKind::F32, l);
+      return convert(wide, ScalarKind::F32, to, l);
+    }
+    if (fw < tw)
+      return arith::ExtFOp::create(builder, l, dst, v);
+    return arith::TruncFOp::create(builder, l, dst, v);
+  }
+  if (!fromF && !toF) {
+    unsigned fw = srcElem.getIntOrFloatBitWidth(), tw = dstElem.getIntOrFloatBitWidth();
+    if (fw == tw)
+      return v;
+    if (fw > tw)
+      return arith::TruncIOp::create(builder, l, dst, v);
+    if (dsl::isSigned(from))
+      return arith::ExtSIOp::create(builder, l, dst, v);
+    return arith::ExtUIOp::create(builder, l, dst, v);
+  }
+  if (!fromF && toF) {
+    if (dsl::isSigned(from))
+      return arith::SIToFPOp::create(builder, l, dst, v);
+    return arith::UIToFPOp::create(builder, l, dst, v);
+  }
+  // Float to integer: truncate toward zero, saturate, NaN -> 0.
+  unsigned w = dstElem.getIntOrFloatBitWidth();
+  bool sgn = dsl::isSigned(to);
+  Value raw = sgn ? Value(arith::FPToSIOp::create(builder, l, dst, v))
+                  : Value(arith::FPToUIOp::create(builder, l, dst, v));
+  double hi = sgn ? std::ldexp(1.0, int(w) - 1) : std::ldexp(1.0, int(w));
+  double lo = sgn ? -std::ldexp(1.0, int(w) - 1) : -1.0;
+  int64_t maxV = sgn ? int64_t((uint64_t(1) << (w - 1)) - 1)
+                     : (w == 64 ? -1 : int64_t((uint64_t(1) << w) - 1));
+  int64_t minV = sgn ? (w == 64 ? std::numeric_limits<int64_t>::min()
+                                : -(int64_t(1) << (w - 1)))
+                     : 0;
+  Value tooBig = arith::CmpFOp::create(builder, l, arith::CmpFPredicate::OGE, v,
+                                       c(srcElem, hi, 0));
+  Value tooSmall = arith::CmpFOp::create(builder, l, arith::CmpFPredicate::OLE, v,
+                                         c(srcElem, lo, 0));
+  Value isNan = arith::CmpFOp::create(builder, l, arith::CmpFPredicate::UNO, v, v);
+  Value r = arith::SelectOp::create(builder, l, tooBig, c(dstElem, 0, maxV), raw);
+  if (sgn)
+    r = arith::SelectOp::create(builder, l, tooSmall, c(dstElem, 0, minV), r);
+  else // Unsigned: anything at or below -1 saturates to 0.
+    r = arith::SelectOp::create(builder, l, tooSmall, c(dstElem, 0, 0), r);
+  return arith::SelectOp::create(builder, l, isNan, c(dstElem, 0, 0), r);
+}
+
+Value MLIRGen::broadcastTo(Value v, const dsl::Type &t, const dsl::Shape &target,
+                           ArrayRef<Value> refs, Location l) {
+  if (target.empty())
+    return v;
+  Type elem = getElementTypeOrSelf(v.getType());
+  RankedTensorType want = tileType(target, elem);
+  if (!t.isTile()) {
+    return SplatOp::create(builder, l, want, v, dynSizes(want, refs, {}, l));
+  }
+  dsl::Shape shape = t.shape;
+  while (shape.size() < target.size()) {
+    v = ExpandDimsOp::create(builder, l, v, 0u);
+    shape.insert(shape.begin(), dsl::Dim::known(1));
+  }
+  if (v.getType() == want)
+    return v;
+  SmallVector<Value> allRefs(refs.begin(), refs.end());
+  allRefs.push_back(v);
+  return BroadcastOp::create(builder, l, want, v, dynSizes(want, allRefs, {}, l));
+}
+
+Value MLIRGen::coerce(Value v, const dsl::Type &t, const dsl::Type &target,
+                      ArrayRef<Value> refs, Location l) {
+  if (!t.isPointer)
+    v = convert(v, t.elem, target.elem, l);
+  if (target.isTile())
+    v = broadcastTo(v, t, target.shape, refs, l);
+  return v;
+}
+
+SmallVector<Value> MLIRGen::emitList(const dsl::Expr &list) {
+  SmallVector<Value> values;
+  for (auto &el : llvm::cast<dsl::ListExpr>(list).elements)
+    values.push_back(emitExpr(*el));
+  return values;
+}
+
+/// The sizes of the dynamic entries of a shape list (one per `?`).
+static SmallVector<Value> dynamicEntries(MLIRGen &g, const dsl::Expr &list) {
+  SmallVector<Value> sizes;
+  for (auto &el : llvm::cast<dsl::ListExpr>(list).elements) {
+    auto c = g.sema.getConstInt(el.get());
+    if (!c || !c->value)
+      sizes.push_back(g.emitExpr(*el));
+  }
+  return sizes;
+}
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+Value MLIRGen::emitExpr(const dsl::Expr &e) {
+  if (failed)
+    return Value();
+  Location l = loc(e.getLoc());
+  switch (e.getKind()) {
+  case dsl::ExprKind::IntLit: {
+    uint64_t v = llvm::cast<dsl::IntLitExpr>(e).value;
+    return constant(scalarType(e.type.elem), double(v), int64_t(v), l);
+  }
+  case dsl::ExprKind::FloatLit:
+    return constant(scalarType(e.type.elem),
+                    llvm::cast<dsl::FloatLitExpr>(e).value, 0, l);
+  case dsl::ExprKind::BoolLit:
+    return intConst(llvm::cast<dsl::BoolLitExpr>(e).value ? 1 : 0,
+                    builder.getI1Type(), l);
+  case dsl::ExprKind::Ident: {
+    Var *var = lookup(llvm::cast<dsl::IdentExpr>(e).name);
+    if (!var) {
+      emitError(l, "internal error: unbound name");
+      failed = true;
+      return Value();
+    }
+    return var->value;
+  }
+  case dsl::ExprKind::Unary:
+    return emitUnary(llvm::cast<dsl::UnaryExpr>(e));
+  case dsl::ExprKind::Binary:
+    return emitBinary(llvm::cast<dsl::BinaryExpr>(e));
+  case dsl::ExprKind::Index: {
+    auto &ix = llvm::cast<dsl::IndexExpr>(e);
+    Value v = emitExpr(*ix.base);
+    if (!ix.base->type.isTile()) {
+      auto one = RankedTensorType::get({1}, v.getType());
+      v = SplatOp::create(builder, l, one, v, ValueRange{});
+      unsigned pos = 0;
+      bool first = true;
+      for (auto &item : ix.items) {
+        if (first) {
+          first = false;
+          ++pos;
+          continue;
+        }
+        v = ExpandDimsOp::create(builder, l, v, pos++);
+        (void)item;
+      }
+      return v;
+    }
+    unsigned pos = 0;
+    for (auto &item : ix.items) {
+      if (item.kind == dsl::IndexItem::Kind::NewAxis)
+        v = ExpandDimsOp::create(builder, l, v, pos);
+      ++pos;
+    }
+    return v;
+  }
+  case dsl::ExprKind::Call:
+    return emitCall(llvm::cast<dsl::CallExpr>(e));
+  default:
+    emitError(l, "internal error: expression has no value");
+    failed = true;
+    return Value();
+  }
+}
+
+Value MLIRGen::emitUnary(const dsl::UnaryExpr &e) {
+  Location l = loc(e.getLoc());
+  Value v = emitExpr(*e.operand);
+  if (!v)
+    return v;
+  Type elem = getElementTypeOrSelf(v.getType());
+  switch (e.op) {
+  case dsl::UnaryOp::Neg:
+    if (isa<FloatType>(elem))
+      return arith::NegFOp::create(builder, l, v);
+    return arith::SubIOp::create(builder, l, splatLike(intConst(0, elem, l), v, l), v);
+  case dsl::UnaryOp::Not:
+    return arith::XOrIOp::create(builder, l, v, splatLike(intConst(1, elem, l), v, l));
+  case dsl::UnaryOp::BitNot:
+    return arith::XOrIOp::create(builder, l, v, splatLike(intConst(-1, elem, l), v, l));
+  }
+  return Value();
+}
+
+Value MLIRGen::emitBinary(const dsl::BinaryExpr &e) {
+  Value l = emitExpr(*e.lhs), r = emitExpr(*e.rhs);
+  if (!l || !r)
+    return Value();
+  return emitBinaryOp(e.op, l, e.lhs->type, r, e.rhs->type, e.type,
+                      loc(e.opLoc.isValid() ? e.opLoc : e.getLoc()));
+}
+
+static bool isComparison(dsl::BinaryOp op) {
+  using dsl::BinaryOp;
+  return op == BinaryOp::Lt || op == BinaryOp::Le || op == BinaryOp::Gt ||
+         op == BinaryOp::Ge || op == BinaryOp::Eq || op == BinaryOp::Ne;
+}
+
+Value MLIRGen::emitBinaryOp(dsl::BinaryOp op, Value l, const dsl::Type &lt,
+                            Value r, const dsl::Type &rt,
+                            const dsl::Type &result, Location loc) {
+  using dsl::BinaryOp;
+  dsl::Shape shape = result.isTile() ? result.shape : dsl::Shape{};
+  SmallVector<Value, 2> refs{l, r};
+  if (result.isPointer) {
+    bool ptrLeft = lt.isPointer;
+    Value ptr = ptrLeft ? l : r, off = ptrLeft ? r : l;
+    const dsl::Type &pt = ptrLeft ? lt : rt, &ot = ptrLeft ? rt : lt;
+    ptr = broadcastTo(ptr, pt, shape, refs, loc);
+    off = broadcastTo(off, ot, shape, refs, loc);
+    if (op == BinaryOp::Sub)
+      off = arith::SubIOp::create(
+          builder, loc,
+          splatLike(intConst(0, getElementTypeOrSelf(off.getType()), loc), off, loc),
+          off);
+    return AddPtrOp::create(builder, loc, ptr, off);
+  }
+  ScalarKind opElem;
+  if (op == BinaryOp::LogicAnd || op == BinaryOp::LogicOr)
+    opElem = ScalarKind::Bool;
+  else if (isComparison(op))
+    opElem = dsl::promoteScalarKinds(lt.elem, rt.elem);
+  else
+    opElem = result.elem;
+  dsl::Type operandType = result;
+  operandType.elem = opElem;
+  operandType.isPointer = false;
+  l = coerce(l, lt, operandType, refs, loc);
+  r = coerce(r, rt, operandType, refs, loc);
+  bool f = dsl::isFloat(opElem);
+  bool s = dsl::isSigned(opElem);
+  switch (op) {
+  case BinaryOp::Add:
+    return f ? Value(arith::AddFOp::create(builder, loc, l, r))
+             : Value(arith::AddIOp::create(builder, loc, l, r));
+  case BinaryOp::Sub:
+    return f ? Value(arith::SubFOp::create(builder, loc, l, r))
+             : Value(arith::SubIOp::create(builder, loc, l, r));
+  case BinaryOp::Mul:
+    return f ? Value(arith::MulFOp::create(builder, loc, l, r))
+             : Value(arith::MulIOp::create(builder, loc, l, r));
+  case BinaryOp::Div:
+    if (f)
+      return arith::DivFOp::create(builder, loc, l, r);
+    return s ? Value(arith::DivSIOp::create(builder, loc, l, r))
+             : Value(arith::DivUIOp::create(builder, loc, l, r));
+  case BinaryOp::Rem:
+    if (f)
+      return arith::RemFOp::create(builder, loc, l, r);
+    return s ? Value(arith::RemSIOp::create(builder, loc, l, r))
+             : Value(arith::RemUIOp::create(builder, loc, l, r));
+  case BinaryOp::LogicAnd:
+  case BinaryOp::BitAnd:
+    return arith::AndIOp::create(builder, loc, l, r);
+  case BinaryOp::LogicOr:
+  case BinaryOp::BitOr:
+    return arith::OrIOp::create(builder, loc, l, r);
+  case BinaryOp::BitXor:
+    return arith::XOrIOp::create(builder, loc, l, r);
+  case BinaryOp::Shl:
+    return arith::ShLIOp::create(builder, loc, l, r);
+  case BinaryOp::Shr:
+    return s ? Value(arith::ShRSIOp::create(builder, loc, l, r))
+             : Value(arith::ShRUIOp::create(builder, loc, l, r));
+  default:
+    break;
+  }
+  // Comparisons: ordered for floats except `!=` (true for NaN, as in C).
+  if (f) {
+    arith::CmpFPredicate p;
+    switch (op) {
+    case BinaryOp::Lt: p = arith::CmpFPredicate::OLT; break;
+    case BinaryOp::Le: p = arith::CmpFPredicate::OLE; break;
+    case BinaryOp::Gt: p = arith::CmpFPredicate::OGT; break;
+    case BinaryOp::Ge: p = arith::CmpFPredicate::OGE; break;
+    case BinaryOp::Eq: p = arith::CmpFPredicate::OEQ; break;
+    default: p = arith::CmpFPredicate::UNE; break;
+    }
+    return arith::CmpFOp::create(builder, loc, p, l, r);
+  }
+  arith::CmpIPredicate p;
+  switch (op) {
+  case BinaryOp::Lt: p = s ? arith::CmpIPredicate::slt : arith::CmpIPredicate::ult; break;
+  case BinaryOp::Le: p = s ? arith::CmpIPredicate::sle : arith::CmpIPredicate::ule; break;
+  case BinaryOp::Gt: p = s ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::ugt; break;
+  case BinaryOp::Ge: p = s ? arith::CmpIPredicate::sge : arith::CmpIPredicate::uge; break;
+  case BinaryOp::Eq: p = arith::CmpIPredicate::eq; break;
+  default: p = arith::CmpIPredicate::ne; break;
+  }
+  return arith::CmpIOp::create(builder, loc, p, l, r);
+}
+
+//===----------------------------------------------------------------------===//
+// Calls
+//===----------------------------------------------------------------------===//
+
+Value MLIRGen::emitCall(const dsl::CallExpr &e) {
+  if (const dsl::HelperInstance *inst = sema.getInstanceFor(&e))
+    return emitHelperCall(e, *inst);
+  return emitBuiltin(e);
+}
+
+Value MLIRGen::emitHelperCall(const dsl::CallExpr &e,
+                              const dsl::HelperInstance &inst) {
+  Location l = loc(e.getLoc());
+  SmallVector<Value> args;
+  for (auto &a : e.args) {
+    Value v = emitExpr(*a);
+    if (!v)
+      return v;
+    args.push_back(v);
+  }
+  for (size_t i = 0; i < inst.constBindings.size(); ++i) {
+    const dsl::Dim &d = inst.constBindings[i].second;
+    auto [argIdx, dimIdx] = inst.constSources[i];
+    args.push_back(d.isKnown() ? intConst(d.value, builder.getI32Type(), l)
+                               : dimValue(args[argIdx], dimIdx, l));
+  }
+  SmallVector<Type> results;
+  if (inst.resultType.kind != dsl::Type::Kind::Void)
+    results.push_back(toMLIR(inst.resultType));
+  auto call = func::CallOp::create(builder, l, inst.mangledName, results, args);
+  return results.empty() ? Value() : call.getResult(0);
+}
+
+/// The math op for a float builtin, computed in f32 for f16/bf16.
+static Value emitFloatMath(MLIRGen &g, StringRef name, Value v, Location l) {
+  OpBuilder &b = g.builder;
+  if (name == "exp") return math::ExpOp::create(b, l, v);
+  if (name == "exp2") return math::Exp2Op::create(b, l, v);
+  if (name == "log") return math::LogOp::create(b, l, v);
+  if (name == "log2") return math::Log2Op::create(b, l, v);
+  if (name == "sqrt") return math::SqrtOp::create(b, l, v);
+  if (name == "rsqrt") return math::RsqrtOp::create(b, l, v);
+  if (name == "sin") return math::SinOp::create(b, l, v);
+  if (name == "cos") return math::CosOp::create(b, l, v);
+  if (name == "tanh") return math::TanhOp::create(b, l, v);
+  if (name == "erf") return math::ErfOp::create(b, l, v);
+  if (name == "floor") return math::FloorOp::create(b, l, v);
+  if (name == "ceil") return math::CeilOp::create(b, l, v);
+  if (name == "abs") return math::AbsFOp::create(b, l, v);
+  assert(name == "sigmoid" && "unhandled float builtin");
+  // sigmoid(x) = 1 / (1 + exp(-x))
+  Type elem = getElementTypeOrSelf(v.getType());
+  Value one = g.splatLike(g.constant(elem, 1.0, 0, l), v, l);
+  Value e = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, v));
+  return arith::DivFOp::create(b, l, one, arith::AddFOp::create(b, l, one, e));
+}
+
+Value MLIRGen::emitBuiltin(const dsl::CallExpr &e) {
+  Location l = loc(e.getLoc());
+  StringRef name = e.callee;
+  auto &a = e.args;
+  auto named = [&](StringRef n) -> const dsl::Expr * {
+    for (auto &na : e.namedArgs)
+      if (na.name == n)
+        return na.value.get();
+    return nullptr;
+  };
+  const dsl::Type &rt = e.type;
+
+  if (name == "program_id" || name == "num_programs") {
+    unsigned axis = unsigned(*sema.getConstInt(a[0].get())->value);
+    if (name == "program_id")
+      return ProgramIdOp::create(builder, l, axis);
+    return NumProgramsOp::create(builder, l, axis);
+  }
+  if (name == "arange") {
+    Value lo = emitExpr(*a[0]), hi = emitExpr(*a[1]);
+    return ArangeOp::create(builder, l, toMLIR(rt), lo, hi);
+  }
+  if (name == "zeros" || name == "full") {
+    ScalarKind k = e.typeArgs[0].elem;
+    Value c = name == "zeros"
+                  ? constant(scalarType(k), 0.0, 0, l)
+                  : convert(emitExpr(*a[1]), a[1]->type.elem, k, l);
+    auto tt = cast<RankedTensorType>(toMLIR(rt));
+    return SplatOp::create(builder, l, tt, c, dynamicEntries(*this, *a[0]));
+  }
+  if (name == "cast") {
+    Value v = emitExpr(*a[0]);
+    return convert(v, a[0]->type.elem, rt.elem, l);
+  }
+  if (name == "broadcast") {
+    Value v = emitExpr(*a[0]);
+    auto tt = cast<RankedTensorType>(toMLIR(rt));
+    SmallVector<Value> explicitSizes = dynamicEntries(*this, *a[1]);
+    if (!a[0]->type.isTile())
+      return SplatOp::create(builder, l, tt, v, explicitSizes);
+    dsl::Shape shape = a[0]->type.shape;
+    while (shape.size() < rt.shape.size()) {
+      v = ExpandDimsOp::create(builder, l, v, 0u);
+      shape.insert(shape.begin(), dsl::Dim::known(1));
+    }
+    if (v.getType() == tt)
+      return v;
+    return BroadcastOp::create(builder, l, tt, v, explicitSizes);
+  }
+  if (name == "reshape") {
+    Value v = emitExpr(*a[0]);
+    return ReshapeOp::create(builder, l, toMLIR(rt), v,
+                             dynamicEntries(*this, *a[1]));
+  }
+  if (name == "trans" || name == "permute") {
+    Value v = emitExpr(*a[0]);
+    SmallVector<int32_t> order;
+    if (name == "trans") {
+      order = {1, 0};
+    } else {
+      for (auto &el : llvm::cast<dsl::ListExpr>(*a[1]).elements)
+        order.push_back(int32_t(*sema.getConstInt(el.get())->value));
+    }
+    return TransOp::create(builder, l, v, order);
+  }
+  if (name == "view") {
+    Value base = emitExpr(*a[0]);
+    auto widen = [&](const dsl::Expr &list) {
+      SmallVector<Value> vals;
+      for (auto &el : llvm::cast<dsl::ListExpr>(list).elements)
+        vals.push_back(convert(emitExpr(*el), el->type.elem,
+                               dsl::isSigned(el->type.elem) ? ScalarKind::I64
+                                                            : ScalarKind::U64,
+                               l));
+      return vals;
+    };
+    SmallVector<Value> sizes = widen(*a[1]), strides = widen(*a[2]);
+    return MakeViewOp::create(builder, l, base, sizes, strides);
+  }
+  if (name == "load") {
+    Value p = emitExpr(*a[0]);
+    const dsl::Expr *otherE = named("other");
+    if (a[0]->type.isView()) {
+      SmallVector<Value> offs = emitList(*a[1]);
+      Value other = otherE ? convert(emitExpr(*otherE), otherE->type.elem,
+                                     rt.elem, l)
+                           : Value();
+      return ViewLoadOp::create(builder, l, toMLIR(rt), p, offs,
+                                dynamicEntries(*this, *a[2]), other);
+    }
+    const dsl::Expr *maskE = named("mask");
+    dsl::Shape shape = rt.isTile() ? rt.shape : dsl::Shape{};
+    Value mask, other;
+    if (maskE)
+      mask = broadcastTo(emitExpr(*maskE), maskE->type, shape, {p}, l);
+    if (otherE) {
+      dsl::Type target = rt;
+      other = coerce(emitExpr(*otherE), otherE->type, target, {p}, l);
+    }
+    return LoadOp::create(builder, l, p, mask, other);
+  }
+  if (name == "store" && a[0]->type.isView()) {
+    Value view = emitExpr(*a[0]);
+    SmallVector<Value> offs = emitList(*a[1]);
+    Value v = emitExpr(*a[2]);
+    ViewStoreOp::create(builder, l, view, offs, v);
+    return Value();
+  }
+  if (name == "store" || name.starts_with("atomic_")) {
+    Value p = emitExpr(*a[0]);
+    const dsl::Type &pt = a[0]->type;
+    dsl::Shape shape = pt.isTile() ? pt.shape : dsl::Shape{};
+    dsl::Type valueType = pt;
+    valueType.isPointer = false;
+    const dsl::Expr *maskE = named("mask");
+    Value mask;
+    if (maskE)
+      mask = broadcastTo(emitExpr(*maskE), maskE->type, shape, {p}, l);
+    if (name == "atomic_cas") {
+      Value cmp = coerce(emitExpr(*a[1]), a[1]->type, valueType, {p}, l);
+      Value val = coerce(emitExpr(*a[2]), a[2]->type, valueType, {p}, l);
+      return AtomicCASOp::create(builder, l, getTypeSameShape(p.getType(),
+                                 scalarType(pt.elem)), p, cmp, val);
+    }
+    Value v = coerce(emitExpr(*a[1]), a[1]->type, valueType, {p}, l);
+    if (name == "store") {
+      StoreOp::create(builder, l, p, v, mask);
+      return Value();
+    }
+    bool uns = dsl::isInteger(pt.elem) && !dsl::isSigned(pt.elem);
+    AtomicRMWKind kind = name == "atomic_add" ? AtomicRMWKind::add
+                         : name == "atomic_max"
+                             ? (uns ? AtomicRMWKind::umax : AtomicRMWKind::max)
+                             : (uns ? AtomicRMWKind::umin : AtomicRMWKind::min);
+    return AtomicRMWOp::create(builder, l, v.getType(), kind, p, v, mask);
+  }
+  if (name == "where") {
+    SmallVector<Value, 3> vals;
+    for (auto &arg : a)
+      vals.push_back(emitExpr(*arg));
+    dsl::Shape shape = rt.isTile() ? rt.shape : dsl::Shape{};
+    dsl::Type condType = rt;
+    condType.elem = ScalarKind::Bool;
+    Value c = coerce(vals[0], a[0]->type, condType, vals, l);
+    Value x = coerce(vals[1], a[1]->type, rt, vals, l);
+    Value y = coerce(vals[2], a[2]->type, rt, vals, l);
+    return arith::SelectOp::create(builder, l, c, x, y);
+  }
+  if (name == "fma" || name == "maximum" || name == "minimum" ||
+      ((name == "min" || name == "max") && !dsl::isMinMaxReduction(e))) {
+    SmallVector<Value, 3> vals;
+    for (auto &arg : a)
+      vals.push_back(emitExpr(*arg));
+    for (size_t i = 0; i < vals.size(); ++i)
+      vals[i] = coerce(vals[i], a[i]->type, rt, vals, l);
+    if (name == "fma")
+      return math::FmaOp::create(builder, l, vals[0], vals[1], vals[2]);
+    bool isMax = name == "maximum" || name == "max";
+    if (dsl::isFloat(rt.elem))
+      return isMax ? Value(arith::MaximumFOp::create(builder, l, vals[0], vals[1]))
+                   : Value(arith::MinimumFOp::create(builder, l, vals[0], vals[1]));
+    bool s = dsl::isSigned(rt.elem);
+    if (isMax)
+      return s ? Value(arith::MaxSIOp::create(builder, l, vals[0], vals[1]))
+               : Value(arith::MaxUIOp::create(builder, l, vals[0], vals[1]));
+    return s ? Value(arith::MinSIOp::create(builder, l, vals[0], vals[1]))
+             : Value(arith::MinUIOp::create(builder, l, vals[0], vals[1]));
+  }
+  if (name == "cdiv") {
+    Value x = convert(emitExpr(*a[0]), a[0]->type.elem, rt.elem, l);
+    Value y = convert(emitExpr(*a[1]), a[1]->type.elem, rt.elem, l);
+    if (dsl::isSigned(rt.elem))
+      return arith::CeilDivSIOp::create(builder, l, x, y);
+    return arith::CeilDivUIOp::create(builder, l, x, y);
+  }
+  if (llvm::is_contained({"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin",
+                          "cos", "tanh", "erf", "sigmoid", "floor", "ceil",
+                          "abs"},
+                         name)) {
+    Value v = emitExpr(*a[0]);
+    if (name == "abs" && !dsl::isFloat(rt.elem))
+      return math::AbsIOp::create(builder, l, v);
+    // f16/bf16: compute in f32 and round once.
+    bool narrow = rt.elem == ScalarKind::F16 || rt.elem == ScalarKind::BF16;
+    if (narrow)
+      v = convert(v, rt.elem, ScalarKind::F32, l);
+    Value r = emitFloatMath(*this, name, v, l);
+    return narrow ? convert(r, ScalarKind::F32, rt.elem, l) : r;
+  }
+  if (name == "cumsum" || name == "cumprod")
+    return emitScan(e, name);
+  if (llvm::is_contained({"sum", "prod", "max", "min", "argmax", "argmin",
+                          "xor_sum"},
+                         name))
+    return emitReduction(e, name);
+  if (name == "dot") {
+    Value x = emitExpr(*a[0]), y = emitExpr(*a[1]);
+    Value acc;
+    if (a.size() == 3) {
+      acc = emitExpr(*a[2]);
+    } else {
+      auto tt = cast<RankedTensorType>(toMLIR(rt));
+      SmallVector<Value> sizes;
+      if (tt.isDynamicDim(0))
+        sizes.push_back(dimValue(x, 0, l));
+      if (tt.isDynamicDim(1))
+        sizes.push_back(dimValue(y, 1, l));
+      acc = SplatOp::create(builder, l, tt,
+                            constant(tt.getElementType(), 0.0, 0, l), sizes);
+    }
+    DotPrecision prec = DotPrecision::ieee;
+    if (auto *p = named("precision"))
+      if (llvm::cast<dsl::StringLitExpr>(p)->value == "tf32")
+        prec = DotPrecision::tf32;
+    return DotOp::create(builder, l, acc.getType(), x, y, acc, prec);
+  }
+  if (name == "print") {
+    SmallVector<Value> vals;
+    for (size_t i = 1; i < a.size(); ++i)
+      vals.push_back(emitExpr(*a[i]));
+    PrintOp::create(builder, l, llvm::cast<dsl::StringLitExpr>(*a[0]).value, vals);
+    return Value();
+  }
+  if (name == "assert") {
+    Value c = emitExpr(*a[0]);
+    std::string msg = a.size() > 1 ? llvm::cast<dsl::StringLitExpr>(*a[1]).value
+                                   : "assertion failed";
+    AssertOp::create(builder, l, c, msg);
+    return Value();
+  }
+  emitError(l, "internal error: builtin '") << name << "' has no lowering";
+  failed = true;
+  return Value();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and scans
+//===----------------------------------------------------------------------===//
+
+/// Axis and keepdims of a reduction call (Sema validated them).
+static std::pair<unsigned, bool> reductionAxis(MLIRGen &g,
+                                               const dsl::CallExpr &e) {
+  const dsl::Expr *axisE = e.args.size() > 1 ? e.args[1].get() : nullptr;
+  bool keep = false;
+  for (auto &na : e.namedArgs) {
+    if (na.name == "axis")
+      axisE = na.value.get();
+    if (na.name == "keepdims")
+      keep = g.sema.getConstInt(na.value.get())->value.value_or(0) != 0;
+  }
+  int64_t rank = e.args[0]->type.shape.size();
+  int64_t axis = axisE ? *g.sema.getConstInt(axisE)->value : 0;
+  if (axis < 0)
+    axis += rank;
+  return {unsigned(axis), keep};
+}
+
+/// Builds the combining region `(acc..., new...) -> combined...`.
+template <typename ReturnOp, typename Fn>
+static void buildCombiner(OpBuilder &b, Region &region, ArrayRef<Type> elems,
+                          Location l, Fn &&body) {
+  OpBuilder::InsertionGuard guard(b);
+  SmallVector<Type> argTypes(elems.begin(), elems.end());
+  argTypes.append(elems.begin(), elems.end());
+  SmallVector<Location> locs(argTypes.size(), l);
+  Block *blk = b.createBlock(&region, {}, argTypes, locs);
+  SmallVector<Value> results = body(blk->getArguments());
+  ReturnOp::create(b, l, results);
+}
+
+static Value combineOp(OpBuilder &b, StringRef name, Value x, Value y,
+                       bool isSigned, Location l) {
+  bool f = isa<FloatType>(x.getType());
+  if (name == "sum" || name == "cumsum")
+    return f ? Value(arith::AddFOp::create(b, l, x, y))
+             : Value(arith::AddIOp::create(b, l, x, y));
+  if (name == "prod" || name == "cumprod")
+    return f ? Value(arith::MulFOp::create(b, l, x, y))
+             : Value(arith::MulIOp::create(b, l, x, y));
+  if (name == "xor_sum")
+    return arith::XOrIOp::create(b, l, x, y);
+  if (name == "max")
+    return f ? Value(arith::MaximumFOp::create(b, l, x, y))
+             : isSigned ? Value(arith::MaxSIOp::create(b, l, x, y))
+                        : Value(arith::MaxUIOp::create(b, l, x, y));
+  assert(name == "min");
+  return f ? Value(arith::MinimumFOp::create(b, l, x, y))
+           : isSigned ? Value(arith::MinSIOp::create(b, l, x, y))
+                      : Value(arith::MinUIOp::create(b, l, x, y));
+}
+
+Value MLIRGen::emitReduction(const dsl::CallExpr &e, StringRef name) {
+  Location l = loc(e.getLoc());
+  const dsl::Type &st = e.args[0]->type;
+  Value src = emitExpr(*e.args[0]);
+  if (!src)
+    return src;
+  auto [axis, keep] = reductionAxis(*this, e);
+  bool isArg = name == "argmax" || name == "argmin";
+  ScalarKind accKind = isArg ? st.elem : e.type.elem;
+  if (isArg && (st.elem == ScalarKind::F16 || st.elem == ScalarKind::BF16))
+    accKind = ScalarKind::F32;
+  src = convert(src, st.elem, accKind, l);
+  auto srcType = cast<RankedTensorType>(src.getType());
+  Type elem = srcType.getElementType();
+  bool sgn = dsl::isSigned(accKind) || accKind == ScalarKind::Bool;
+
+  SmallVector<int64_t> outShape(srcType.getShape());
+  outShape.erase(outShape.begin() + axis);
+  auto resultOf = [&](Type el) -> Type {
+    return outShape.empty() ? el : Type(RankedTensorType::get(outShape, el));
+  };
+  SmallVector<Value> srcs{src};
+  SmallVector<Type> elems{elem}, results{resultOf(elem)};
+  if (isArg) {
+    // Index tile along `axis`, broadcast to the source shape.
+    Type i32 = builder.getI32Type();
+    auto idxType = RankedTensorType::get({srcType.getDimSize(axis)}, i32);
+    Value idx = ArangeOp::create(builder, l, idxType, intConst(0, i32, l),
+                                 dimValue(src, axis, l));
+    for (unsigned d = 0; d < srcType.getRank(); ++d)
+      if (d != axis)
+        idx = ExpandDimsOp::create(builder, l, idx, d);
+    auto full = RankedTensorType::get(srcType.getShape(), i32);
+    if (idx.getType() != full)
+      idx = BroadcastOp::create(builder, l, full, idx,
+                                dynSizes(full, {src}, {}, l));
+    srcs.push_back(idx);
+    elems.push_back(i32);
+    results.push_back(resultOf(i32));
+  }
+  auto op = ReduceOp::create(builder, l, results, srcs, axis);
+  bool isMaxLike = name == "argmax";
+  buildCombiner<ReduceReturnOp>(
+      builder, op.getRegion(), elems, l, [&](ValueRange args) {
+        SmallVector<Value> out;
+        if (!isArg) {
+          out.push_back(combineOp(builder, name, args[0], args[1], sgn, l));
+          return out;
+        }
+        // (accValue, accIndex, newValue, newIndex): take the new element if
+        // it is strictly better, or equal with a smaller index.
+        Value av = args[0], ai = args[1], nv = args[2], ni = args[3];
+        Value better, equal;
+        if (isa<FloatType>(elem)) {
+          better = arith::CmpFOp::create(
+              builder, l,
+              isMaxLike ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT,
+              nv, av);
+          equal = arith::CmpFOp::create(builder, l, arith::CmpFPredicate::OEQ,
+                                        nv, av);
+        } else {
+          better = arith::CmpIOp::create(
+              builder, l,
+              isMaxLike ? (sgn ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::ugt)
+                        : (sgn ? arith::CmpIPredicate::slt : arith::CmpIPredicate::ult),
+              nv, av);
+          equal = arith::CmpIOp::create(builder, l, arith::CmpIPredicate::eq, nv, av);
+        }
+        Value smaller = arith::CmpIOp::create(builder, l, arith::CmpIPredicate::slt,
+                                              ni, ai);
+        Value take = arith::OrIOp::create(
+            builder, l, better, arith::AndIOp::create(builder, l, equal, smaller));
+        out.push_back(arith::SelectOp::create(builder, l, take, nv, av));
+        out.push_back(arith::SelectOp::create(builder, l, take, ni, ai));
+        return out;
+      });
+  Value r = op.getResult(isArg ? 1 : 0);
+  if (keep) {
+    if (!isa<RankedTensorType>(r.getType()))
+      r = SplatOp::create(builder, l, RankedTensorType::get({1}, r.getType()), r,
+                          ValueRange{});
+    else
+      r = ExpandDimsOp::create(builder, l, r, axis);
+  }
+  return r;
+}
+
+Value MLIRGen::emitScan(const dsl::CallExpr &e, StringRef name) {
+  Location l = loc(e.getLoc());
+  const dsl::Type &st = e.args[0]->type;
+  Value src = emitExpr(*e.args[0]);
+  if (!src)
+    return src;
+  unsigned axis = reductionAxis(*this, e).first;
+  src = convert(src, st.elem, e.type.elem, l);
+  Type elem = getElementTypeOrSelf(src.getType());
+  auto op = ScanOp::create(builder, l, TypeRange{src.getType()}, ValueRange{src},
+                           axis, /*reverse=*/false);
+  bool sgn = dsl::isSigned(e.type.elem);
+  buildCombiner<ScanReturnOp>(builder, op.getRegion(), {elem}, l,
+                              [&](ValueRange args) {
+                                SmallVector<Value> out{combineOp(
+                                    builder, name, args[0], args[1], sgn, l)};
+                                return out;
+                              });
+  return op.getResult(0);
+}

@@ -1,0 +1,52 @@
+//===- Passes.td - Tile-level passes of the kiln dialect ---*- tablegen -*-===//
+
+#ifndef KILN_TRANSFORMS_PASSES
+#define KILN_TRANSFORMS_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def TileInlineHelpers : Pass<"tile-inline-helpers", "mlir::ModuleOp"> {
+  let summary = "Inline every call to a `fn` helper and erase the helpers";
+  let description = [{
+    `fn` helpers of the .tile language are always inlined. MLIRGen emits one
+    private `func.func` per distinct helper instantiation (marked
+    `kiln.helper`); this pass inlines every `func.call` to such a function,
+    innermost first, and erases the helpers. A recursive helper is an error.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
+def TileSpecializeConstParams : Pass<"tile-specialize", "mlir::ModuleOp"> {
+  let summary = "Turn each generic kernel into one module per tune variant";
+  let description = [{
+    A generic kernel (a `func.func` marked `kiln.kernel`) reads its const
+    params through `kiln.const_param` and its `kiln.variants` attribute lists
+    the pruned tune space (one dictionary of const-param values per variant).
+    For every variant, this pass clones the kernel into a nested
+    `builtin.module` named `<kernel>_v<index>` carrying the variant as
+    `kiln.variant`, replaces each `kiln.const_param` by a constant, folds,
+    refines every dynamically shaped tile to its static shape (see
+    `tile-refine-shapes`) and verifies the result. The generic kernel is
+    removed. Shape errors that only appear for some variant are reported at
+    the op's source location with the variant named.
+  }];
+  let options = [
+    Option<"onlyVariant", "only-variant", "int", /*default=*/"-1",
+           "Specialize only this variant index (-1: all)">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
+def TileRefineShapes : Pass<"tile-refine-shapes", "mlir::func::FuncOp"> {
+  let summary = "Refine dynamically shaped tiles whose sizes are now constant";
+  let description = [{
+    Walks a function in order and gives every tile (ranked tensor) result
+    its static shape where the ops' size operands (arange bounds, splat and
+    box sizes, ...) are constants, propagating through elementwise ops and
+    the region arguments and results of `scf.for`/`scf.if`. Every refined
+    dimension must be a power of two. Fails with a located error on a
+    mismatch.
+  }];
+}
+
+#endif // KILN_TRANSFORMS_PASSES

@@ -1,0 +1,936 @@
+//===- Sema.cpp - Declarations, statements and operators -----------------===//
+//
+// Builtin calls are checked in SemaBuiltins.cpp.
+//
+//===----------------------------------------------------------------------===//
+#include "dsl/SemaImpl.h"
+#include "dsl/TuneSpace.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+#include <limits>
+
+using namespace kiln::dsl;
+using llvm::SMLoc;
+using llvm::SMRange;
+using llvm::StringRef;
+
+//===----------------------------------------------------------------------===//
+// Public interface
+//===----------------------------------------------------------------------===//
+
+Sema::Sema(DiagnosticEngine &diag, llvm::SourceMgr &sm)
+    : impl(std::make_unique<Impl>(*this, diag, sm)) {}
+Sema::~Sema() = default;
+
+bool Sema::check(Module &module) { return impl->checkModule(module); }
+
+bool Sema::instantiateHelper(const HelperInstance &inst) {
+  return impl->instantiate(inst, /*report=*/true, nullptr);
+}
+
+const HelperInstance *Sema::getInstanceFor(const CallExpr *call) const {
+  auto it = impl->callInstances.find(call);
+  if (it == impl->callInstances.end())
+    return nullptr;
+  return &instances[it->second];
+}
+
+std::optional<ConstInt> Sema::getConstInt(const Expr *e) const {
+  return impl->constOf(*e);
+}
+
+std::string Sema::getText(SMRange range) const {
+  const char *b = range.Start.getPointer(), *e = range.End.getPointer();
+  if (!b || !e || e < b)
+    return "";
+  return std::string(b, e);
+}
+
+//===----------------------------------------------------------------------===//
+// Scopes
+//===----------------------------------------------------------------------===//
+
+Symbol *Sema::Impl::lookup(const std::string &name) {
+  for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
+    auto found = it->find(name);
+    if (found != it->end())
+      return &found->second;
+  }
+  return nullptr;
+}
+
+void Sema::Impl::declare(const std::string &name, Symbol sym) {
+  auto &scope = scopes.back();
+  auto it = scope.find(name);
+  if (it != scope.end()) {
+    diag.error(sym.declRange, "'" + name + "' is already declared in this scope");
+    if (it->second.declRange.Start.isValid())
+      diag.note(it->second.declRange.Start, "previous declaration is here");
+    return;
+  }
+  scope.emplace(name, std::move(sym));
+}
+
+std::vector<std::string> Sema::Impl::visibleNames() const {
+  std::vector<std::string> names;
+  for (const auto &scope : scopes)
+    for (const auto &entry : scope)
+      names.push_back(entry.first);
+  return names;
+}
+
+std::optional<ConstInt> Sema::Impl::constOf(const Expr &e) const {
+  auto it = constInts.find(&e);
+  if (it == constInts.end())
+    return std::nullopt;
+  return it->second;
+}
+
+//===----------------------------------------------------------------------===//
+// Declarations
+//===----------------------------------------------------------------------===//
+
+static bool isImplicitConstParam(StringRef name) {
+  return name == kWarpsName || name == kStagesName;
+}
+
+bool Sema::Impl::checkModule(Module &module) {
+  unsigned before = diag.getNumErrors();
+  std::map<std::string, SMRange> kernelNames;
+  for (auto &fn : module.functions) {
+    auto [it, inserted] = functions.emplace(fn->name, fn.get());
+    if (!inserted) {
+      diag.error(fn->nameRange, "redefinition of helper '" + fn->name + "'");
+      diag.note(it->second->nameRange.Start, "previous definition is here");
+    }
+  }
+  for (auto &k : module.kernels) {
+    auto [it, inserted] = kernelNames.emplace(k->name, k->nameRange);
+    if (!inserted) {
+      diag.error(k->nameRange, "redefinition of kernel '" + k->name + "'");
+      diag.note(it->second.Start, "previous definition is here");
+    }
+    if (functions.count(k->name))
+      diag.error(k->nameRange, "kernel '" + k->name +
+                                   "' has the same name as a helper function");
+  }
+  for (auto &k : module.kernels) {
+    if (diag.tooManyErrors())
+      break;
+    checkKernel(*k);
+  }
+  // Helpers that no kernel calls are still checked when their signature is
+  // concrete, so that their errors are not silently ignored.
+  for (auto &fn : module.functions) {
+    if (diag.tooManyErrors() || !fn->constParams.empty())
+      continue;
+    bool used = llvm::any_of(owner.instances, [&](const HelperInstance &i) {
+      return i.fn == fn.get();
+    });
+    if (used)
+      continue;
+    HelperInstance inst;
+    inst.fn = fn.get();
+    bool concrete = true;
+    for (auto &p : fn->params) {
+      if (p.type.kind == TypeExpr::Kind::Tile) {
+        concrete = false;
+        break;
+      }
+      auto t = resolveTypeExpr(p.type);
+      if (!t) {
+        concrete = false;
+        break;
+      }
+      inst.argTypes.push_back(*t);
+    }
+    if (concrete)
+      instantiate(inst, /*report=*/true, nullptr);
+  }
+  return diag.getNumErrors() == before;
+}
+
+std::optional<Type> Sema::Impl::resolveTypeExpr(TypeExpr &t) {
+  switch (t.kind) {
+  case TypeExpr::Kind::Scalar:
+    return Type::scalar(t.elem);
+  case TypeExpr::Kind::Pointer:
+    if (t.elem == ScalarKind::Bool) {
+      diag.error(t.range, "pointers to bool are not supported; use *i8 or *u8");
+      return std::nullopt;
+    }
+    return Type::pointer(t.elem);
+  case TypeExpr::Kind::View:
+    if (t.rank < 1 || t.rank > kMaxTileRank) {
+      diag.error(t.range, "view rank must be 1, 2 or 3, found " +
+                              std::to_string(t.rank));
+      return std::nullopt;
+    }
+    return Type::view(t.elem, t.rank);
+  case TypeExpr::Kind::Tile: {
+    Shape shape;
+    for (auto &d : t.dims) {
+      auto c = requireConstInt(*d, "tile dimension");
+      if (!c)
+        return std::nullopt;
+      shape.push_back(c->value ? Dim::known(*c->value) : Dim::symbolic(c->text));
+    }
+    if (!checkTileShape(shape, t.range, "tile type"))
+      return std::nullopt;
+    return Type::tile(t.elem, shape);
+  }
+  }
+  return std::nullopt;
+}
+
+void Sema::Impl::declareConstParams(std::vector<ConstParam> &params,
+                                    bool isKernel) {
+  for (auto &cp : params) {
+    if (isKernel && isImplicitConstParam(cp.name)) {
+      diag.error(cp.nameRange, "'" + cp.name +
+                                   "' is an implicit const param of every "
+                                   "kernel; do not declare it");
+      continue;
+    }
+    if (isFloat(cp.type)) {
+      diag.error(cp.typeRange, "const param '" + cp.name +
+                                   "' must have an integer or bool type, found " +
+                                   spelling(cp.type).str());
+    }
+    if (cp.defaultValue) {
+      Type t = checkExpr(*cp.defaultValue);
+      if (!t.isInvalid()) {
+        if (t.isUntypedLiteral && t.isScalar() && !isFloat(t.elem))
+          coerceLiteral(*cp.defaultValue, cp.type);
+        auto c = constOf(*cp.defaultValue);
+        if (!c || !t.isScalar() || isFloat(t.elem))
+          diag.error(cp.defaultValue->range,
+                     "default value of const param '" + cp.name +
+                         "' must be a constant integer expression");
+      }
+    }
+    Symbol sym;
+    sym.kind = Symbol::Kind::ConstParam;
+    sym.type = Type::scalar(cp.type);
+    sym.declRange = cp.nameRange;
+    sym.constVal = ConstInt{std::nullopt, cp.name};
+    declare(cp.name, sym);
+  }
+  if (isKernel) {
+    for (const char *name : {kWarpsName, kStagesName}) {
+      if (lookup(name))
+        continue;
+      Symbol sym;
+      sym.kind = Symbol::Kind::ConstParam;
+      sym.type = Type::scalar(ScalarKind::I32);
+      sym.constVal = ConstInt{std::nullopt, name};
+      scopes.back().emplace(name, sym);
+    }
+  }
+}
+
+void Sema::Impl::declareParams(std::vector<Param> &params, bool isKernel) {
+  for (auto &p : params) {
+    auto t = resolveTypeExpr(p.type);
+    if (t && isKernel && !t->isScalar()) {
+      diag.error(p.type.range, "kernel parameter '" + p.name +
+                                   "' must be a scalar or a pointer, found " +
+                                   t->str());
+      t = std::nullopt;
+    }
+    for (auto &a : p.annotations) {
+      if (!a.value)
+        continue;
+      Type at = checkExpr(*a.value);
+      auto c = constOf(*a.value);
+      if (at.isInvalid())
+        continue;
+      if (!c || !c->value || *c->value <= 0) {
+        diag.error(a.value->range, "@" + a.name +
+                                       " needs a positive constant integer");
+        continue;
+      }
+      if (!t)
+        continue;
+      if (a.name == "div" && (t->isPointer || !isInteger(t->elem)))
+        diag.error(a.range, "@div applies to integer parameters; '" + p.name +
+                                "' is " + t->str());
+      if (a.name == "align") {
+        if (!t->isPointer)
+          diag.error(a.range, "@align applies to pointer parameters; '" +
+                                  p.name + "' is " + t->str());
+        else if (!llvm::isPowerOf2_64(uint64_t(*c->value)))
+          diag.error(a.value->range, "@align needs a power of two, found " +
+                                         std::to_string(*c->value));
+      }
+    }
+    Symbol sym;
+    sym.kind = Symbol::Kind::Param;
+    sym.type = t ? *t : Type::invalid();
+    sym.declRange = p.nameRange;
+    declare(p.name, sym);
+  }
+}
+
+/// Walks `e` and reports the first sub-expression that a grid or `where`
+/// expression may not contain.
+static const Expr *findDisallowedInLaunchExpr(const Expr &e,
+                                              std::string &why) {
+  switch (e.getKind()) {
+  case ExprKind::IntLit:
+  case ExprKind::BoolLit:
+  case ExprKind::Ident:
+    return nullptr;
+  case ExprKind::Unary:
+    return findDisallowedInLaunchExpr(*llvm::cast<UnaryExpr>(e).operand, why);
+  case ExprKind::Binary: {
+    auto &b = llvm::cast<BinaryExpr>(e);
+    if (auto *bad = findDisallowedInLaunchExpr(*b.lhs, why))
+      return bad;
+    return findDisallowedInLaunchExpr(*b.rhs, why);
+  }
+  case ExprKind::Call: {
+    auto &c = llvm::cast<CallExpr>(e);
+    if (c.callee != "cdiv" && c.callee != "min" && c.callee != "max") {
+      why = "only cdiv, min and max may be called here, found '" + c.callee + "'";
+      return &e;
+    }
+    for (auto &a : c.args)
+      if (auto *bad = findDisallowedInLaunchExpr(*a, why))
+        return bad;
+    return nullptr;
+  }
+  default:
+    why = "only integer params, const params, literals and the operators "
+          "+ - * / % and comparisons may appear here";
+    return &e;
+  }
+}
+
+/// Reports identifiers of `e` that are not const params or runtime scalar
+/// params (`what` names the clause).
+static void checkLaunchIdents(Sema::Impl &s, const Expr &e,
+                              llvm::StringRef what) {
+  if (auto *id = llvm::dyn_cast<IdentExpr>(&e)) {
+    Symbol *sym = s.lookup(id->name);
+    if (!sym)
+      return; // Already reported by checkExpr.
+    if (sym->kind == Symbol::Kind::Param && sym->type.isPointer)
+      s.diag.error(e.range, what.str() + " may use integer params and const "
+                                         "params only; '" +
+                                id->name + "' is a pointer");
+    return;
+  }
+  if (auto *u = llvm::dyn_cast<UnaryExpr>(&e))
+    return checkLaunchIdents(s, *u->operand, what);
+  if (auto *b = llvm::dyn_cast<BinaryExpr>(&e)) {
+    checkLaunchIdents(s, *b->lhs, what);
+    return checkLaunchIdents(s, *b->rhs, what);
+  }
+  if (auto *c = llvm::dyn_cast<CallExpr>(&e))
+    for (auto &a : c->args)
+      checkLaunchIdents(s, *a, what);
+}
+
+void Sema::Impl::checkGrid(KernelDecl &k) {
+  if (k.grid.size() > 3)
+    diag.error(k.gridRange, "grid has at most 3 dimensions");
+  for (auto &g : k.grid) {
+    std::string why;
+    if (const Expr *bad = findDisallowedInLaunchExpr(*g, why)) {
+      diag.error(bad->range, "grid: " + why);
+      continue;
+    }
+    Type t = checkExpr(*g);
+    if (t.isInvalid())
+      continue;
+    checkLaunchIdents(*this, *g, "grid");
+    if (!t.isScalar() || t.isPointer || !isInteger(t.elem))
+      diag.error(g->range, "grid expressions must be integers, found " + t.str());
+    else
+      finalize(*g);
+  }
+}
+
+void Sema::Impl::checkTune(KernelDecl &k) {
+  if (!k.tune)
+    return;
+  TuneClause &tune = *k.tune;
+  std::map<std::string, SMRange> seen;
+  for (auto &entry : tune.entries) {
+    Symbol *sym = lookup(entry.name);
+    if (!sym || sym->kind != Symbol::Kind::ConstParam) {
+      std::string list;
+      for (auto &cp : k.constParams)
+        list += cp.name + ", ";
+      list += "warps, stages";
+      diag.error(entry.nameRange,
+                 "tune names '" + entry.name +
+                     "', which is not a const param of kernel '" + k.name +
+                     "' (const params: " + list + ")");
+      continue;
+    }
+    auto [it, inserted] = seen.emplace(entry.name, entry.nameRange);
+    if (!inserted) {
+      diag.error(entry.nameRange, "'" + entry.name + "' is tuned twice");
+      diag.note(it->second.Start, "first tuned here");
+    }
+    if (entry.values.empty())
+      diag.error(entry.nameRange, "tune list for '" + entry.name + "' is empty");
+    for (auto &v : entry.values) {
+      Type t = checkExpr(*v);
+      if (t.isInvalid())
+        continue;
+      if (t.isUntypedLiteral && t.isScalar() && !isFloat(t.elem))
+        coerceLiteral(*v, sym->type.elem);
+      std::string err;
+      if (!evalConstExpr(*v, {}, &err))
+        diag.error(v->range, "tune values must be constant integers: " + err);
+    }
+  }
+  if (tune.where) {
+    std::string why;
+    if (const Expr *bad = findDisallowedInLaunchExpr(*tune.where, why)) {
+      diag.error(bad->range, "where: " + why);
+    } else {
+      Type t = checkExpr(*tune.where);
+      if (!t.isInvalid()) {
+        checkLaunchIdents(*this, *tune.where, "where");
+        if (!t.isScalar() || t.elem != ScalarKind::Bool)
+          diag.error(tune.where->range,
+                     "where condition must be a bool, found " + t.str());
+      }
+    }
+  }
+  for (auto &key : tune.key) {
+    Symbol *sym = lookup(key->name);
+    if (!sym || sym->kind != Symbol::Kind::Param || sym->type.isPointer ||
+        !sym->type.isScalar()) {
+      std::string suggestion;
+      std::vector<std::string> scalars;
+      for (auto &p : k.params)
+        if (p.type.kind == TypeExpr::Kind::Scalar)
+          scalars.push_back(p.name);
+      suggestion = suggestName(key->name, scalars);
+      diag.error(key->range, "key names '" + key->name +
+                                 "', which is not a runtime scalar param of "
+                                 "kernel '" +
+                                 k.name + "'" +
+                                 (suggestion.empty()
+                                      ? std::string()
+                                      : "; did you mean '" + suggestion + "'?"));
+      continue;
+    }
+    key->type = sym->type;
+  }
+}
+
+void Sema::Impl::checkKernel(KernelDecl &k) {
+  curKernel = &k;
+  curFn = nullptr;
+  curReturnType.reset();
+  loopDepth = 0;
+  scopes.clear();
+  pushScope();
+  declareConstParams(k.constParams, /*isKernel=*/true);
+  declareParams(k.params, /*isKernel=*/true);
+  checkGrid(k);
+  checkTune(k);
+  if (k.body) {
+    pushScope();
+    checkBlock(*k.body, /*newScope=*/false);
+    popScope();
+  }
+  scopes.clear();
+  curKernel = nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Helper instances
+//===----------------------------------------------------------------------===//
+
+bool Sema::Impl::instantiate(const HelperInstance &inst, bool report,
+                             Type *result) {
+  // Save the caller's context: helpers are checked like templates, at the
+  // point of use, in a scope of their own.
+  auto savedScopes = std::move(scopes);
+  KernelDecl *savedKernel = curKernel;
+  const FnDecl *savedFn = curFn;
+  auto savedReturn = curReturnType;
+  bool savedReturnSeen = curReturnSeen;
+  int savedLoop = loopDepth;
+  int savedBlockDepth = blockDepth;
+
+  unsigned before = diag.getNumErrors();
+  const FnDecl &fn = *inst.fn;
+  blockDepth = 0;
+  scopes.clear();
+  pushScope();
+  curKernel = nullptr;
+  curFn = &fn;
+  curReturnType.reset();
+  curReturnSeen = false;
+  loopDepth = 0;
+  for (auto &[name, dim] : inst.constBindings) {
+    Symbol sym;
+    sym.kind = Symbol::Kind::ConstParam;
+    sym.type = Type::scalar(ScalarKind::I32);
+    for (auto &cp : fn.constParams)
+      if (cp.name == name) {
+        sym.type = Type::scalar(cp.type);
+        sym.declRange = cp.nameRange;
+      }
+    sym.constVal = ConstInt{dim.isKnown() ? std::optional<int64_t>(dim.value)
+                                          : std::nullopt,
+                            dim.text};
+    scopes.back().emplace(name, sym);
+  }
+  for (size_t i = 0; i < fn.params.size() && i < inst.argTypes.size(); ++i) {
+    Symbol sym;
+    sym.kind = Symbol::Kind::Param;
+    sym.type = inst.argTypes[i];
+    sym.declRange = fn.params[i].nameRange;
+    declare(fn.params[i].name, sym);
+  }
+  lastInstanceResult = Type::voidType();
+  if (fn.returnType) {
+    // The declared return type may name the helper's const params.
+    auto t = resolveTypeExpr(const_cast<TypeExpr &>(*fn.returnType));
+    if (t)
+      curReturnType = *t;
+  }
+  instStack.push_back(&fn);
+  if (fn.body) {
+    pushScope();
+    checkBlock(*fn.body, /*newScope=*/false);
+    popScope();
+    // A helper's `return` is its last statement (it is inlined as a value).
+    auto &stmts = fn.body->stmts;
+    for (size_t i = 0; i + 1 < stmts.size(); ++i)
+      if (llvm::isa<ReturnStmt>(*stmts[i]))
+        diag.error(stmts[i]->range,
+                   "a helper's 'return' must be its last statement");
+  }
+  instStack.pop_back();
+  if (result)
+    *result = curReturnType ? *curReturnType : lastInstanceResult;
+  if (fn.returnType && !curReturnSeen && diag.getNumErrors() == before)
+    diag.error(fn.nameRange, "helper '" + fn.name + "' declares a result type "
+                                 "but has no 'return' statement");
+
+  scopes = std::move(savedScopes);
+  curKernel = savedKernel;
+  curFn = savedFn;
+  curReturnType = savedReturn;
+  curReturnSeen = savedReturnSeen;
+  loopDepth = savedLoop;
+  blockDepth = savedBlockDepth;
+  (void)report;
+  return diag.getNumErrors() == before;
+}
+
+/// Binds the helper's const params from a tile argument's shape.
+static bool bindTileDims(Sema::Impl &s, const FnDecl &fn, const TypeExpr &decl,
+                         const Type &arg, unsigned argIndex,
+                         HelperInstance &inst, SMRange argRange) {
+  if (!arg.isTile() || arg.elem != decl.elem ||
+      arg.shape.size() != decl.dims.size())
+    return false;
+  for (unsigned d = 0; d < decl.dims.size(); ++d) {
+    const Expr &de = *decl.dims[d];
+    const Dim &actual = arg.shape[d];
+    if (auto *id = llvm::dyn_cast<IdentExpr>(&de)) {
+      bool isHelperConst = llvm::any_of(
+          fn.constParams, [&](const ConstParam &cp) { return cp.name == id->name; });
+      if (isHelperConst) {
+        auto it = llvm::find_if(inst.constBindings,
+                                [&](auto &b) { return b.first == id->name; });
+        if (it == inst.constBindings.end()) {
+          inst.constBindings.emplace_back(id->name, actual);
+          inst.constSources.emplace_back(argIndex, d);
+        } else if (it->second != actual) {
+          s.diag.error(argRange, "const param '" + id->name + "' of helper '" +
+                                     fn.name + "' is bound to both " +
+                                     it->second.text + " and " + actual.text);
+          return true; // Reported.
+        }
+        continue;
+      }
+    }
+    auto v = evalConstExpr(de, {});
+    if (!v || !actual.isKnown() || *v != actual.value)
+      return false;
+  }
+  return true;
+}
+
+Type Sema::Impl::checkHelperCall(CallExpr &call, const FnDecl &fn) {
+  if (!call.typeArgs.empty())
+    diag.error(call.calleeRange, "helper '" + fn.name +
+                                     "' takes no type arguments");
+  if (!call.namedArgs.empty())
+    diag.error(call.namedArgs.front().nameRange,
+               "helper calls take positional arguments only");
+  if (call.args.size() != fn.params.size()) {
+    diag.error(call.range, "helper '" + fn.name + "' takes " +
+                               std::to_string(fn.params.size()) +
+                               " argument(s), found " +
+                               std::to_string(call.args.size()));
+    diag.note(fn.nameRange.Start, "'" + fn.name + "' is declared here");
+    return Type::invalid();
+  }
+  if (llvm::is_contained(instStack, &fn)) {
+    diag.error(call.calleeRange, "recursive call to helper '" + fn.name +
+                                     "': helpers are always inlined and "
+                                     "cannot recurse");
+    return Type::invalid();
+  }
+  HelperInstance inst;
+  inst.fn = &fn;
+  bool ok = true;
+  for (unsigned i = 0; i < call.args.size(); ++i) {
+    Expr &arg = *call.args[i];
+    Type at = checkExpr(arg);
+    if (at.isInvalid()) {
+      ok = false;
+      continue;
+    }
+    const Param &p = fn.params[i];
+    const TypeExpr &decl = p.type;
+    bool matches = false;
+    switch (decl.kind) {
+    case TypeExpr::Kind::Scalar:
+      if (at.isScalar() && !at.isPointer && at.isUntypedLiteral)
+        matches = coerceLiteral(arg, decl.elem);
+      else
+        matches = at.isScalar() && !at.isPointer && at.elem == decl.elem;
+      at = arg.type;
+      break;
+    case TypeExpr::Kind::Pointer:
+      matches = at.isScalar() && at.isPointer && at.elem == decl.elem;
+      break;
+    case TypeExpr::Kind::View:
+      matches = at.isView() && at.elem == decl.elem && at.rank == decl.rank;
+      break;
+    case TypeExpr::Kind::Tile:
+      matches = bindTileDims(*this, fn, decl, at, i, inst, arg.range);
+      break;
+    }
+    if (!matches) {
+      diag.error(arg.range, "argument " + std::to_string(i + 1) + " of '" +
+                                fn.name + "' has type " + at.str() +
+                                ", but parameter '" + p.name + "' is declared " +
+                                text(decl.range));
+      ok = false;
+      continue;
+    }
+    finalize(arg);
+    inst.argTypes.push_back(arg.type);
+  }
+  if (!ok)
+    return Type::invalid();
+  for (auto &cp : fn.constParams) {
+    bool bound = llvm::any_of(inst.constBindings,
+                              [&](auto &b) { return b.first == cp.name; });
+    if (!bound) {
+      diag.error(call.calleeRange, "cannot infer const param '" + cp.name +
+                                       "' of helper '" + fn.name +
+                                       "' from the arguments");
+      return Type::invalid();
+    }
+  }
+  // Reuse an existing instance with the same signature.
+  auto &instances = owner.instances;
+  for (size_t idx = 0; idx < instances.size(); ++idx) {
+    auto &other = instances[idx];
+    if (other.fn == &fn && other.argTypes == inst.argTypes) {
+      callInstances[&call] = idx;
+      return other.resultType;
+    }
+  }
+  unsigned before = diag.getNumErrors();
+  Type resultType = Type::voidType();
+  instantiate(inst, /*report=*/true, &resultType);
+  if (diag.getNumErrors() != before) {
+    diag.note(call.range.Start, "in the call to helper '" + fn.name + "' here");
+    return Type::invalid();
+  }
+  inst.resultType = resultType;
+  std::string mangled = fn.name;
+  for (auto &t : inst.argTypes) {
+    mangled += "_";
+    for (char c : t.str())
+      mangled += (llvm::isAlnum(c) ? c : '_');
+  }
+  inst.mangledName = mangled;
+  callInstances[&call] = instances.size();
+  instances.push_back(std::move(inst));
+  return resultType;
+}
+
+//===----------------------------------------------------------------------===//
+// Statements
+//===----------------------------------------------------------------------===//
+
+void Sema::Impl::checkBlock(BlockStmt &b, bool newScope) {
+  ++blockDepth;
+  if (newScope)
+    pushScope();
+  for (auto &s : b.stmts) {
+    if (diag.tooManyErrors())
+      break;
+    checkStmt(*s);
+  }
+  if (newScope)
+    popScope();
+  --blockDepth;
+}
+
+void Sema::Impl::checkStmt(Stmt &s) {
+  switch (s.getKind()) {
+  case StmtKind::Let:
+    return checkLet(llvm::cast<LetStmt>(s));
+  case StmtKind::Assign:
+    return checkAssign(llvm::cast<AssignStmt>(s));
+  case StmtKind::For:
+    return checkFor(llvm::cast<ForStmt>(s));
+  case StmtKind::If:
+    return checkIf(llvm::cast<IfStmt>(s));
+  case StmtKind::Return:
+    return checkReturn(llvm::cast<ReturnStmt>(s));
+  case StmtKind::Block:
+    return checkBlock(llvm::cast<BlockStmt>(s));
+  case StmtKind::ExprStmt: {
+    auto &es = llvm::cast<ExprStmt>(s);
+    if (es.expr) {
+      checkExpr(*es.expr);
+      finalize(*es.expr);
+    }
+    return;
+  }
+  }
+}
+
+/// True if `value` (already checked) may be stored in a variable of type
+/// `target`: same element type after literal adaptation, and a shape that
+/// broadcasts to the target's.
+static bool assignable(Sema::Impl &s, Expr &value, const Type &target) {
+  Type vt = value.type;
+  if (vt.isInvalid() || target.isInvalid())
+    return true;
+  if (vt.isView() || target.isView())
+    return vt == target;
+  if (!vt.isValue() || !target.isValue() || vt.isPointer != target.isPointer)
+    return false;
+  if (vt.elem != target.elem) {
+    if (!vt.isUntypedLiteral || vt.isPointer)
+      return false;
+    if (!s.coerceLiteral(value, target.elem))
+      return true; // Reported.
+  }
+  if (vt.isScalar())
+    return true; // A scalar broadcasts to any tile (and to a scalar).
+  if (!target.isTile() || vt.shape.size() > target.shape.size())
+    return false;
+  size_t off = target.shape.size() - vt.shape.size();
+  for (size_t i = 0; i < vt.shape.size(); ++i) {
+    const Dim &a = vt.shape[i], &b = target.shape[off + i];
+    if (a != b && !(a.isKnown() && a.value == 1))
+      return false;
+  }
+  return true;
+}
+
+void Sema::Impl::checkLet(LetStmt &s) {
+  Type t = s.init ? checkExpr(*s.init) : Type::invalid();
+  if (!t.isInvalid() && (t.kind == Type::Kind::Void ||
+                         t.kind == Type::Kind::String ||
+                         t.kind == Type::Kind::List)) {
+    diag.error(s.init->range, "the initializer of '" + s.name +
+                                  "' has no value (" + t.str() + ")");
+    t = Type::invalid();
+  }
+  if (s.declaredType && !t.isInvalid()) {
+    auto declared = resolveTypeExpr(*s.declaredType);
+    if (declared) {
+      if (!assignable(*this, *s.init, *declared))
+        diag.error(s.init->range, "'" + s.name + "' is declared " +
+                                      declared->str() +
+                                      " but initialized with " +
+                                      s.init->type.str());
+      t = *declared;
+    }
+  } else if (!t.isInvalid()) {
+    finalize(*s.init);
+    t = s.init->type;
+  }
+  t.isUntypedLiteral = false;
+  Symbol sym;
+  sym.kind = Symbol::Kind::Local;
+  sym.type = t;
+  sym.declRange = s.nameRange;
+  sym.isMutable = s.isMutable;
+  if (!s.isMutable && s.init)
+    if (auto c = constOf(*s.init))
+      sym.constVal = c;
+  declare(s.name, sym);
+}
+
+void Sema::Impl::checkAssign(AssignStmt &s) {
+  Type vt = s.value ? checkExpr(*s.value) : Type::invalid();
+  Symbol *sym = lookup(s.name);
+  if (!sym) {
+    std::string sug = suggestName(s.name, visibleNames());
+    diag.error(s.nameRange, "unknown identifier '" + s.name + "'" +
+                                (sug.empty() ? "" : "; did you mean '" + sug + "'?"));
+    return;
+  }
+  if (!sym->isMutable) {
+    std::string why = sym->kind == Symbol::Kind::Local
+                          ? "it is declared with 'let'; declare it with 'var' "
+                            "to assign to it"
+                      : sym->kind == Symbol::Kind::LoopVar
+                          ? "it is a loop variable"
+                          : "it is a parameter";
+    diag.error(s.nameRange, "cannot assign to '" + s.name + "': " + why);
+    diag.note(sym->declRange.Start, "'" + s.name + "' is declared here");
+    return;
+  }
+  if (vt.isInvalid() || sym->type.isInvalid())
+    return;
+  Type target = sym->type;
+  if (s.compound) {
+    // x op= v is x = x op v; the operator's rules apply.
+    IdentExpr lhs(s.nameRange, s.name);
+    lhs.type = target;
+    Type rt = combineBinary(*s.compound, &lhs, *s.value, s.opLoc);
+    if (rt.isInvalid())
+      return;
+    if (rt != target)
+      diag.error(s.range, "'" + s.name + " " + spelling(*s.compound).str() +
+                              "= ...' changes the type of '" + s.name +
+                              "' from " + target.str() + " to " + rt.str());
+    return;
+  }
+  if (!assignable(*this, *s.value, target))
+    diag.error(s.value->range, "cannot assign " + s.value->type.str() +
+                                   " to '" + s.name + "' of type " +
+                                   target.str() +
+                                   " (a variable keeps the type of its "
+                                   "initializer)");
+}
+
+void Sema::Impl::checkFor(ForStmt &s) {
+  Type lt = s.lo ? checkExpr(*s.lo) : Type::invalid();
+  Type ht = s.hi ? checkExpr(*s.hi) : Type::invalid();
+  Type st = s.step ? checkExpr(*s.step) : Type::scalar(ScalarKind::I32);
+  ScalarKind ivType = ScalarKind::I32;
+  bool ok = !lt.isInvalid() && !ht.isInvalid() && !st.isInvalid();
+  auto requireInt = [&](Expr *e, const Type &t, StringRef what) {
+    if (!e || t.isInvalid())
+      return;
+    if (!t.isScalar() || t.isPointer || !isInteger(t.elem)) {
+      diag.error(e->range, "range " + what.str() +
+                               " must be an integer scalar, found " + t.str());
+      ok = false;
+    }
+  };
+  requireInt(s.lo.get(), lt, "start");
+  requireInt(s.hi.get(), ht, "end");
+  requireInt(s.step.get(), st, "step");
+  if (ok) {
+    if (auto k = unifyElems(*s.lo, *s.hi, "range", s.lo->getLoc()))
+      ivType = *k;
+    if (s.step) {
+      if (s.step->type.isUntypedLiteral)
+        coerceLiteral(*s.step, ivType);
+      else if (s.step->type.elem != ivType)
+        diag.error(s.step->range, "range step has type " +
+                                      s.step->type.str() + ", expected " +
+                                      spelling(ivType).str());
+      if (auto c = constOf(*s.step); c && c->value && *c->value <= 0)
+        diag.error(s.step->range, "range step must be positive, found " +
+                                      std::to_string(*c->value));
+    }
+    if (s.lo->type.isUntypedLiteral)
+      coerceLiteral(*s.lo, ivType);
+    if (s.hi->type.isUntypedLiteral)
+      coerceLiteral(*s.hi, ivType);
+  }
+  pushScope();
+  Symbol sym;
+  sym.kind = Symbol::Kind::LoopVar;
+  sym.type = Type::scalar(ivType);
+  sym.declRange = s.varRange;
+  declare(s.var, sym);
+  ++loopDepth;
+  if (s.body)
+    checkBlock(*s.body, /*newScope=*/true);
+  --loopDepth;
+  popScope();
+}
+
+void Sema::Impl::checkIf(IfStmt &s) {
+  Type ct = s.cond ? checkExpr(*s.cond) : Type::invalid();
+  if (!ct.isInvalid()) {
+    if (ct.isTile())
+      diag.error(s.cond->range, "if condition must be a scalar bool, found " +
+                                    ct.str() +
+                                    "; use where(...) to select elementwise");
+    else if (!ct.isScalar() || ct.isPointer || ct.elem != ScalarKind::Bool)
+      diag.error(s.cond->range, "if condition must be a bool, found " +
+                                    ct.str() + "; compare with 0 instead");
+  }
+  if (s.thenBlock)
+    checkBlock(*s.thenBlock);
+  if (s.elseBlock)
+    checkBlock(*s.elseBlock);
+}
+
+void Sema::Impl::checkReturn(ReturnStmt &s) {
+  if (curKernel) {
+    if (s.value) {
+      diag.error(s.value->range, "kernels return nothing; write 'return;' or "
+                                 "store the result through a pointer");
+      return;
+    }
+    if (loopDepth > 0)
+      diag.error(s.range, "'return' inside a loop is not supported; "
+                          "restructure the loop or guard its body with 'if'");
+    return;
+  }
+  // A helper.
+  Type t = s.value ? checkExpr(*s.value) : Type::voidType();
+  if (t.isInvalid())
+    return;
+  if (loopDepth > 0 || blockDepth > 1) {
+    diag.error(s.range, "a helper's 'return' must be its last statement, "
+                        "outside any loop or 'if'");
+    return;
+  }
+  if (curReturnSeen) {
+    diag.error(s.range, "a helper has exactly one 'return', as its last "
+                        "statement");
+    return;
+  }
+  curReturnSeen = true;
+  if (curReturnType) {
+    if (s.value ? !assignable(*this, *s.value, *curReturnType)
+                : curReturnType->kind != Type::Kind::Void)
+      diag.error(s.range, "helper '" + curFn->name + "' returns " +
+                              curReturnType->str() + ", found " + t.str());
+    lastInstanceResult = *curReturnType;
+    return;
+  }
+  if (s.value)
+    finalize(*s.value);
+  lastInstanceResult = s.value ? s.value->type : Type::voidType();
+  if (s.value && s.value->type.kind != Type::Kind::Void && !curFn->returnType)
+    diag.error(s.range, "helper '" + curFn->name + "' returns a value but "
+                        "declares no result type; add '-> " +
+                            s.value->type.str() + "'");
+}

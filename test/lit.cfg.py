@@ -1,0 +1,25 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "Kiln"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".tile", ".test"]
+config.excludes = ["Inputs", "unit", "fuzz", "CMakeLists.txt", "lit.cfg.py",
+                   "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
+
+config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+config.substitutions.append(("%examples", os.path.join(config.kiln_src_root, "examples")))
+config.substitutions.append(("%kiln_src", config.kiln_src_root))
+
+llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.kiln_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(["kiln", "kiln-opt", "KilnUnitTests"], tool_dirs)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.kiln_tools_dir, append_path=True)
