@@ -327,7 +327,7 @@ Token Lexer::lexNumber(const char *start) {
   bool badDot = false;
   if (base == 10) {
     // `0..n` is not a float: leave the `..` to be reported on its own.
-    if (cur + 1 < bufEnd && cur[0] == '.' && cur[1] != '.') {
+    if (cur < bufEnd && *cur == '.' && !(cur + 1 < bufEnd && cur[1] == '.')) {
       isFloat = true;
       ++cur;
       if (cur < bufEnd && llvm::isDigit(*cur)) {

@@ -61,6 +61,8 @@ COMPILE OPTIONS:
                         (default)
   --emit=tile-generic   print the kiln dialect before specialization
   --list-variants       print the pruned tune space, one line per variant
+  --summary             compile and print one line per specialized variant:
+                        its const params and op counts per dialect
   -D NAME=VALUE         pin a const param (or warps, stages) to one value
   --kernel NAME         only this kernel (repeatable)
   -o FILE               write the output to FILE instead of stdout
@@ -71,6 +73,7 @@ struct Options {
   std::string output = "-";
   std::string emit = "tile";
   bool listVariants = false;
+  bool summary = false;
   dsl::Binding pins;
   std::vector<std::string> kernels;
 };
@@ -96,6 +99,8 @@ std::optional<int> parseCompileArgs(llvm::ArrayRef<const char *> args,
     };
     if (a == "--list-variants") {
       opts.listVariants = true;
+    } else if (a == "--summary") {
+      opts.summary = true;
     } else if (a.starts_with("--emit")) {
       auto v = value("--emit");
       if (!v)
@@ -159,6 +164,37 @@ int writeOutput(const Options &opts, llvm::StringRef text) {
   }
   out->keep();
   return 0;
+}
+
+/// One line per specialized variant: name, const params, op counts.
+void printSummary(mlir::ModuleOp mod, llvm::raw_ostream &os) {
+  for (auto sub : mod.getOps<mlir::ModuleOp>()) {
+    std::map<std::string, unsigned> perDialect;
+    unsigned total = 0;
+    sub.walk([&](mlir::Operation *op) {
+      if (op == sub.getOperation())
+        return;
+      ++total;
+      ++perDialect[op->getName().getDialectNamespace().str()];
+    });
+    os << (sub.getSymName() ? *sub.getSymName() : "?") << ": ";
+    if (auto v = sub->getAttrOfType<mlir::DictionaryAttr>("kiln.variant")) {
+      bool first = true;
+      for (mlir::NamedAttribute na : v) {
+        if (auto i = llvm::dyn_cast<mlir::IntegerAttr>(na.getValue()))
+          os << (first ? "" : ", ") << na.getName().getValue() << "="
+             << i.getInt();
+        first = false;
+      }
+    }
+    os << " | " << total << " ops (";
+    bool first = true;
+    for (auto &[dialect, n] : perDialect) {
+      os << (first ? "" : ", ") << dialect << " " << n;
+      first = false;
+    }
+    os << ")\n";
+  }
 }
 
 int runCompile(const Options &opts) {
@@ -256,7 +292,7 @@ int runCompile(const Options &opts) {
   auto mod = emitModule(ctx, *module, sema, sm, toEmit);
   if (!mod)
     return kExitUser;
-  if (opts.emit == "tile") {
+  if (opts.emit == "tile" || opts.summary) {
     mlir::PassManager pm(&ctx);
     buildTilePipeline(pm);
     if (mlir::failed(pm.run(*mod)))
@@ -264,6 +300,10 @@ int runCompile(const Options &opts) {
   }
   std::string text;
   llvm::raw_string_ostream os(text);
+  if (opts.summary) {
+    printSummary(*mod, os);
+    return writeOutput(opts, text);
+  }
   mlir::OpPrintingFlags flags;
   flags.enableDebugInfo(false);
   mod->print(os, flags);
