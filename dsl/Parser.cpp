@@ -128,8 +128,11 @@ bool Parser::NestingGuard::enter() {
   ++levels;
   if (++p.depth <= kMaxNesting)
     return true;
-  p.error(p.tok().getLoc(), "nesting is too deep (more than " +
-                                llvm::Twine(kMaxNesting) + " levels)");
+  // Reported directly: this one error must not be swallowed by the
+  // suppression rules of Parser::error.
+  if (!p.stop())
+    p.diag.error(p.tok().getLoc(), "nesting is too deep (more than " +
+                                       llvm::Twine(kMaxNesting) + " levels)");
   p.aborted = true;
   return false;
 }

@@ -21,6 +21,6 @@ if [ -x "$BUILD_DIR/bin/kiln-fuzz-frontend" ] && [ "$FUZZ_SECONDS" -gt 0 ]; then
   trap 'rm -rf "$work"' EXIT
   "$BUILD_DIR/bin/kiln-fuzz-frontend" -max_total_time="$FUZZ_SECONDS" \
     -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
-    -artifact_prefix="$work/" "$work" test/fuzz/corpus 2>&1 | tail -n 15
+    -dict=test/fuzz/tile.dict -artifact_prefix="$work/" "$work" test/fuzz/corpus 2>&1 | tail -n 15
 fi
 echo "== all tests passed"
