@@ -181,27 +181,39 @@ void Parser::skipToDecl() {
     consume();
 }
 
+/// The part kernels and helpers share: `NAME [<const params>] (params)`.
+/// The current token is the `kernel`/`fn` keyword; `what` is "kernel" or
+/// "function" for messages.
+bool Parser::parseDeclHead(llvm::StringRef what, std::string &name,
+                           SMRange &nameRange,
+                           std::vector<ConstParam> &constParams,
+                           std::vector<Param> &params) {
+  StringRef keyword = tok().text;
+  consume(); // kernel / fn
+  if (tok().isNot(TokenKind::Identifier)) {
+    errorExpected("a " + what.str() + " name after '" + keyword.str() + "'");
+    return false;
+  }
+  name = tok().text.str();
+  nameRange = tok().getRange();
+  consume();
+  if (tok().is(TokenKind::Less) && !parseConstParams(constParams))
+    return false;
+  if (tok().isNot(TokenKind::LParen)) {
+    errorExpected("'(' and the parameter list of " + what.str() + " '" + name +
+                  "'");
+    return false;
+  }
+  return parseParams(params, name);
+}
+
 std::unique_ptr<KernelDecl> Parser::parseKernel() {
   auto kernel = std::make_unique<KernelDecl>();
   SMLoc start = tok().getLoc();
-  consume(); // kernel
-  if (tok().isNot(TokenKind::Identifier)) {
-    errorExpected("a kernel name after 'kernel'");
+  if (!parseDeclHead("kernel", kernel->name, kernel->nameRange,
+                     kernel->constParams, kernel->params))
     return nullptr;
-  }
-  kernel->name = tok().text.str();
-  kernel->nameRange = tok().getRange();
-  consume();
   StringRef name = kernel->name;
-
-  if (tok().is(TokenKind::Less) && !parseConstParams(kernel->constParams))
-    return nullptr;
-  if (tok().isNot(TokenKind::LParen)) {
-    errorExpected("'(' and the parameter list of kernel '" + name + "'");
-    return nullptr;
-  }
-  if (!parseParams(kernel->params, name))
-    return nullptr;
 
   if (tok().is(TokenKind::KwGrid)) {
     if (!parseGrid(*kernel))
@@ -231,24 +243,10 @@ std::unique_ptr<KernelDecl> Parser::parseKernel() {
 std::unique_ptr<FnDecl> Parser::parseFn() {
   auto fn = std::make_unique<FnDecl>();
   SMLoc start = tok().getLoc();
-  consume(); // fn
-  if (tok().isNot(TokenKind::Identifier)) {
-    errorExpected("a function name after 'fn'");
+  if (!parseDeclHead("function", fn->name, fn->nameRange, fn->constParams,
+                     fn->params))
     return nullptr;
-  }
-  fn->name = tok().text.str();
-  fn->nameRange = tok().getRange();
-  consume();
   StringRef name = fn->name;
-
-  if (tok().is(TokenKind::Less) && !parseConstParams(fn->constParams))
-    return nullptr;
-  if (tok().isNot(TokenKind::LParen)) {
-    errorExpected("'(' and the parameter list of function '" + name + "'");
-    return nullptr;
-  }
-  if (!parseParams(fn->params, name))
-    return nullptr;
   if (consumeIf(TokenKind::Arrow)) {
     TypeExpr ret;
     if (!parseType(ret))

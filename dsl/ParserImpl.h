@@ -73,6 +73,10 @@ public:
 
   //===--- Declarations (Parser.cpp) --------------------------------------===//
 
+  bool parseDeclHead(llvm::StringRef what, std::string &name,
+                     llvm::SMRange &nameRange,
+                     std::vector<ConstParam> &constParams,
+                     std::vector<Param> &params);
   std::unique_ptr<KernelDecl> parseKernel();
   std::unique_ptr<FnDecl> parseFn();
   bool parseConstParams(std::vector<ConstParam> &out);

@@ -128,10 +128,9 @@ bool Sema::Impl::checkModule(Module &module) {
   for (auto &fn : module.functions) {
     if (diag.tooManyErrors() || !fn->constParams.empty())
       continue;
-    bool used = llvm::any_of(owner.instances, [&](const HelperInstance &i) {
-      return i.fn == fn.get();
-    });
-    if (used)
+    // Already checked through a call (even a failing one): its errors, if
+    // any, have been reported.
+    if (checkedHelpers.count(fn.get()))
       continue;
     HelperInstance inst;
     inst.fn = fn.get();
@@ -312,28 +311,32 @@ static const Expr *findDisallowedInLaunchExpr(const Expr &e,
 }
 
 /// Reports identifiers of `e` that are not const params or runtime scalar
-/// params (`what` names the clause).
-static void checkLaunchIdents(Sema::Impl &s, const Expr &e,
+/// params (`what` names the clause). Returns false if it reported one.
+static bool checkLaunchIdents(Sema::Impl &s, const Expr &e,
                               llvm::StringRef what) {
   if (auto *id = llvm::dyn_cast<IdentExpr>(&e)) {
     Symbol *sym = s.lookup(id->name);
     if (!sym)
-      return; // Already reported by checkExpr.
-    if (sym->kind == Symbol::Kind::Param && sym->type.isPointer)
+      return true; // Already reported by checkExpr.
+    if (sym->kind == Symbol::Kind::Param && sym->type.isPointer) {
       s.diag.error(e.range, what.str() + " may use integer params and const "
                                          "params only; '" +
                                 id->name + "' is a pointer");
-    return;
+      return false;
+    }
+    return true;
   }
   if (auto *u = llvm::dyn_cast<UnaryExpr>(&e))
     return checkLaunchIdents(s, *u->operand, what);
   if (auto *b = llvm::dyn_cast<BinaryExpr>(&e)) {
-    checkLaunchIdents(s, *b->lhs, what);
-    return checkLaunchIdents(s, *b->rhs, what);
+    bool ok = checkLaunchIdents(s, *b->lhs, what);
+    return checkLaunchIdents(s, *b->rhs, what) && ok;
   }
+  bool ok = true;
   if (auto *c = llvm::dyn_cast<CallExpr>(&e))
     for (auto &a : c->args)
-      checkLaunchIdents(s, *a, what);
+      ok = checkLaunchIdents(s, *a, what) && ok;
+  return ok;
 }
 
 void Sema::Impl::checkGrid(KernelDecl &k) {
@@ -348,7 +351,8 @@ void Sema::Impl::checkGrid(KernelDecl &k) {
     Type t = checkExpr(*g);
     if (t.isInvalid())
       continue;
-    checkLaunchIdents(*this, *g, "grid");
+    if (!checkLaunchIdents(*this, *g, "grid"))
+      continue;
     if (!t.isScalar() || t.isPointer || !isInteger(t.elem))
       diag.error(g->range, "grid expressions must be integers, found " + t.str());
     else
@@ -399,8 +403,8 @@ void Sema::Impl::checkTune(KernelDecl &k) {
     } else {
       Type t = checkExpr(*tune.where);
       if (!t.isInvalid()) {
-        checkLaunchIdents(*this, *tune.where, "where");
-        if (!t.isScalar() || t.elem != ScalarKind::Bool)
+        if (checkLaunchIdents(*this, *tune.where, "where") &&
+            (!t.isScalar() || t.elem != ScalarKind::Bool))
           diag.error(tune.where->range,
                      "where condition must be a bool, found " + t.str());
       }
@@ -504,6 +508,7 @@ bool Sema::Impl::instantiate(const HelperInstance &inst, bool report,
       curReturnType = *t;
   }
   instStack.push_back(&fn);
+  checkedHelpers.insert(&fn);
   if (fn.body) {
     pushScope();
     checkBlock(*fn.body, /*newScope=*/false);
@@ -578,8 +583,9 @@ Type Sema::Impl::checkHelperCall(CallExpr &call, const FnDecl &fn) {
   if (call.args.size() != fn.params.size()) {
     diag.error(call.range, "helper '" + fn.name + "' takes " +
                                std::to_string(fn.params.size()) +
-                               " argument(s), found " +
-                               std::to_string(call.args.size()));
+                               (fn.params.size() == 1 ? " argument"
+                                                      : " arguments") +
+                               ", found " + std::to_string(call.args.size()));
     diag.note(fn.nameRange.Start, "'" + fn.name + "' is declared here");
     return Type::invalid();
   }
@@ -795,9 +801,12 @@ void Sema::Impl::checkAssign(AssignStmt &s) {
                             "to assign to it"
                       : sym->kind == Symbol::Kind::LoopVar
                           ? "it is a loop variable"
+                      : sym->kind == Symbol::Kind::ConstParam
+                          ? "it is a const param (fixed per compiled variant)"
                           : "it is a parameter";
     diag.error(s.nameRange, "cannot assign to '" + s.name + "': " + why);
-    diag.note(sym->declRange.Start, "'" + s.name + "' is declared here");
+    if (sym->declRange.Start.isValid())
+      diag.note(sym->declRange.Start, "'" + s.name + "' is declared here");
     return;
   }
   if (vt.isInvalid() || sym->type.isInvalid())
@@ -846,11 +855,16 @@ void Sema::Impl::checkFor(ForStmt &s) {
     if (auto k = unifyElems(*s.lo, *s.hi, "range", s.lo->getLoc()))
       ivType = *k;
     if (s.step) {
+      ScalarKind stepType = s.step->type.elem;
       if (s.step->type.isUntypedLiteral)
         coerceLiteral(*s.step, ivType);
-      else if (s.step->type.elem != ivType)
+      else if (stepType != ivType &&
+               (isSigned(stepType) != isSigned(ivType) ||
+                bitWidth(stepType) > bitWidth(ivType)))
         diag.error(s.step->range, "range step has type " +
-                                      s.step->type.str() + ", expected " +
+                                      s.step->type.str() +
+                                      ", which does not widen to the loop "
+                                      "variable's type " +
                                       spelling(ivType).str());
       if (auto c = constOf(*s.step); c && c->value && *c->value <= 0)
         diag.error(s.step->range, "range step must be positive, found " +

@@ -10,6 +10,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <algorithm>
+
 using namespace kiln::dsl;
 using llvm::SMLoc;
 using llvm::SMRange;
@@ -100,8 +102,9 @@ public:
                                       : std::to_string(min) + " to " +
                                             std::to_string(max);
     s.diag.error(call.range, "'" + call.callee + "' takes " + expected +
-                                 " positional argument(s), found " +
-                                 std::to_string(n));
+                                 (max == 1 ? " positional argument"
+                                           : " positional arguments") +
+                                 ", found " + std::to_string(n));
     return false;
   }
   /// The named argument `name`, or null.
@@ -117,14 +120,20 @@ public:
     for (auto &na : call.namedArgs) {
       if (llvm::is_contained(allowed, na.name))
         continue;
+      std::vector<std::string> names(allowed);
+      llvm::sort(names);
+      names.erase(std::unique(names.begin(), names.end()), names.end());
       std::string list;
-      for (auto &a : allowed)
-        list += (list.empty() ? "" : ", ") + a;
-      s.diag.error(na.nameRange, "'" + call.callee +
-                                     "' has no argument named '" + na.name +
-                                     "'" +
-                                     (list.empty() ? std::string()
-                                                   : " (expected " + list + ")"));
+      for (auto &a : names)
+        list += (list.empty() ? "'" : ", '") + a + "'";
+      std::string sug = suggestName(na.name, names);
+      s.diag.error(na.nameRange,
+                   "'" + call.callee + "' has no argument named '" + na.name +
+                       "'" +
+                       (sug.empty() ? std::string()
+                                    : "; did you mean '" + sug + "'?") +
+                       (list.empty() ? " (it takes no named arguments)"
+                                     : " (named arguments: " + list + ")"));
       return false;
     }
     return true;
@@ -479,23 +488,36 @@ Type Sema::Impl::checkBuiltin(CallExpr &call, bool &handled) {
     }
     if (isTrans)
       return Type::tile(t.elem, {t.shape[1], t.shape[0]}, t.isPointer);
-    auto perm = requireShapeList(*a[1], "permute order");
-    if (!perm)
+    auto *list = llvm::dyn_cast<ListExpr>(a[1].get());
+    std::string expected = "a permutation of 0.." +
+                           std::to_string(t.shape.size() - 1) + " for " +
+                           t.str();
+    if (!list) {
+      diag.error(a[1]->range, "permute order must be a list of integer "
+                              "literals, " +
+                                  expected);
       return Type::invalid();
+    }
+    list->type.kind = Type::Kind::List;
+    list->type.rank = list->elements.size();
     Shape out;
     std::vector<bool> seen(t.shape.size(), false);
-    for (auto &d : *perm) {
-      if (!d.isKnown() || d.value >= (int64_t)t.shape.size() || seen[d.value]) {
-        diag.error(a[1]->range, "permute order must be a permutation of 0.." +
-                                    std::to_string(t.shape.size() - 1));
+    for (auto &el : list->elements) {
+      auto c = requireConstInt(*el, "permute order entry");
+      if (!c)
+        return Type::invalid();
+      if (!c->value || *c->value < 0 ||
+          *c->value >= (int64_t)t.shape.size() || seen[*c->value]) {
+        diag.error(a[1]->range, "permute order " + text(a[1]->range) +
+                                    " is not " + expected);
         return Type::invalid();
       }
-      seen[d.value] = true;
-      out.push_back(t.shape[d.value]);
+      seen[*c->value] = true;
+      out.push_back(t.shape[*c->value]);
     }
     if (out.size() != t.shape.size()) {
-      diag.error(a[1]->range, "permute order must name every dimension of " +
-                                  t.str());
+      diag.error(a[1]->range, "permute order " + text(a[1]->range) +
+                                  " is not " + expected);
       return Type::invalid();
     }
     return Type::tile(t.elem, out, t.isPointer);

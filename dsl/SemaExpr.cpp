@@ -299,7 +299,9 @@ std::optional<int64_t> Sema::Impl::requireAxis(Expr *axisExpr, const Type &t,
   if (axis < 0 || axis >= rank) {
     diag.error(axisExpr->range, what.str() + " axis " +
                                     std::to_string(*c->value) +
-                                    " is out of range for " + t.str());
+                                    " is out of range for " + t.str() +
+                                    ": expected " + std::to_string(-rank) +
+                                    " to " + std::to_string(rank - 1));
     return std::nullopt;
   }
   return axis;

@@ -9,6 +9,7 @@
 #include "dsl/Sema.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,8 @@ public:
   std::map<const Expr *, ConstInt> constInts;
   std::map<const CallExpr *, size_t> callInstances;
   std::vector<const FnDecl *> instStack;
+  /// Helpers whose body has been checked at least once (for some instance).
+  std::set<const FnDecl *> checkedHelpers;
 
   // The declaration being checked.
   KernelDecl *curKernel = nullptr;
