@@ -107,6 +107,7 @@ bool Sema::Impl::checkModule(Module &module) {
       diag.error(fn->nameRange, "redefinition of helper '" + fn->name + "'");
       diag.note(it->second->nameRange.Start, "previous definition is here");
     }
+    checkHelperSignature(*fn);
   }
   for (auto &k : module.kernels) {
     auto [it, inserted] = kernelNames.emplace(k->name, k->nameRange);
@@ -126,7 +127,8 @@ bool Sema::Impl::checkModule(Module &module) {
   // Helpers that no kernel calls are still checked when their signature is
   // concrete, so that their errors are not silently ignored.
   for (auto &fn : module.functions) {
-    if (diag.tooManyErrors() || !fn->constParams.empty())
+    if (diag.tooManyErrors() || !fn->constParams.empty() ||
+        badSignatures.count(fn.get()))
       continue;
     // Already checked through a call (even a failing one): its errors, if
     // any, have been reported.
@@ -151,6 +153,44 @@ bool Sema::Impl::checkModule(Module &module) {
       instantiate(inst, /*report=*/true, nullptr);
   }
   return diag.getNumErrors() == before;
+}
+
+/// Reports names in `e` (a tile dimension of a helper's signature) that
+/// are not const params of `fn`. Returns false if it reported one.
+static bool checkSignatureDim(Sema::Impl &s, const FnDecl &fn, const Expr &e,
+                              const std::string &where,
+                              std::set<std::string> &reported) {
+  std::vector<std::string> names;
+  collectIdents(e, names);
+  for (const std::string &name : names) {
+    if (llvm::any_of(fn.constParams,
+                     [&](const ConstParam &cp) { return cp.name == name; }))
+      continue;
+    if (!reported.insert(name).second)
+      return false; // One error per name.
+    s.diag.error(e.range, "'" + name + "' in the type of " + where +
+                              " is not a const param of helper '" + fn.name +
+                              "'; declare it, as in fn " + fn.name + "<" +
+                              name + ": i32>(...)");
+    return false;
+  }
+  return true;
+}
+
+void Sema::Impl::checkHelperSignature(const FnDecl &fn) {
+  bool ok = true;
+  std::set<std::string> reported;
+  for (const Param &p : fn.params)
+    if (p.type.kind == TypeExpr::Kind::Tile)
+      for (const ExprPtr &d : p.type.dims)
+        ok = checkSignatureDim(*this, fn, *d, "parameter '" + p.name + "'",
+                               reported) &&
+             ok;
+  if (fn.returnType && fn.returnType->kind == TypeExpr::Kind::Tile)
+    for (const ExprPtr &d : fn.returnType->dims)
+      ok = checkSignatureDim(*this, fn, *d, "the result", reported) && ok;
+  if (!ok)
+    badSignatures.insert(&fn);
 }
 
 std::optional<Type> Sema::Impl::resolveTypeExpr(TypeExpr &t) {
@@ -573,6 +613,33 @@ static bool bindTileDims(Sema::Impl &s, const FnDecl &fn, const TypeExpr &decl,
   return true;
 }
 
+/// A symbol-friendly spelling of a type: f32, pf32 (pointer), tf32_16xBM
+/// (tile), vf16_2 (view).
+static std::string mangleType(const Type &t) {
+  std::string elem = spelling(t.elem).str();
+  auto sanitize = [](const std::string &text) {
+    std::string out;
+    for (char c : text)
+      if (llvm::isAlnum(c) || c == '_')
+        out += c;
+    return out;
+  };
+  switch (t.kind) {
+  case Type::Kind::Scalar:
+    return (t.isPointer ? "p" : "") + elem;
+  case Type::Kind::Tile: {
+    std::string s = std::string(t.isPointer ? "tp" : "t") + elem + "_";
+    for (size_t i = 0; i < t.shape.size(); ++i)
+      s += (i ? "x" : "") + sanitize(t.shape[i].text);
+    return s;
+  }
+  case Type::Kind::View:
+    return "v" + elem + "_" + std::to_string(t.rank);
+  default:
+    return sanitize(t.str());
+  }
+}
+
 Type Sema::Impl::checkHelperCall(CallExpr &call, const FnDecl &fn) {
   if (!call.typeArgs.empty())
     diag.error(call.calleeRange, "helper '" + fn.name +
@@ -589,6 +656,8 @@ Type Sema::Impl::checkHelperCall(CallExpr &call, const FnDecl &fn) {
     diag.note(fn.nameRange.Start, "'" + fn.name + "' is declared here");
     return Type::invalid();
   }
+  if (badSignatures.count(&fn))
+    return Type::invalid(); // Reported at the declaration.
   if (llvm::is_contained(instStack, &fn)) {
     diag.error(call.calleeRange, "recursive call to helper '" + fn.name +
                                      "': helpers are always inlined and "
@@ -666,12 +735,16 @@ Type Sema::Impl::checkHelperCall(CallExpr &call, const FnDecl &fn) {
     return Type::invalid();
   }
   inst.resultType = resultType;
+  // `name.arg.arg...`: '.' cannot occur in a language identifier, so the
+  // name cannot clash with a kernel or another helper; a clash between two
+  // instances (symbolic dims that differ only in operators) gets a suffix.
   std::string mangled = fn.name;
-  for (auto &t : inst.argTypes) {
-    mangled += "_";
-    for (char c : t.str())
-      mangled += (llvm::isAlnum(c) ? c : '_');
-  }
+  for (auto &t : inst.argTypes)
+    mangled += "." + mangleType(t);
+  if (llvm::any_of(instances, [&](const HelperInstance &other) {
+        return other.mangledName == mangled;
+      }))
+    mangled += "." + std::to_string(instances.size());
   inst.mangledName = mangled;
   callInstances[&call] = instances.size();
   instances.push_back(std::move(inst));

@@ -331,8 +331,14 @@ Type Sema::Impl::checkBuiltin(CallExpr &call, bool &handled) {
     auto c = requireConstInt(*a[0], name + " axis");
     if (!c)
       return Type::invalid();
-    if (!c->value || *c->value < 0 || *c->value > 2) {
-      diag.error(a[0]->range, name + " axis must be 0, 1 or 2");
+    if (!c->value) {
+      diag.error(a[0]->range,
+                 name + " axis must be a literal, not a const param");
+      return Type::invalid();
+    }
+    if (*c->value < 0 || *c->value > 2) {
+      diag.error(a[0]->range, name + " axis must be 0, 1 or 2, found " +
+                                  std::to_string(*c->value));
       return Type::invalid();
     }
     return Type::scalar(ScalarKind::I32);
@@ -592,7 +598,7 @@ Type Sema::Impl::checkBuiltin(CallExpr &call, bool &handled) {
     }
     if (!pt.isPointer) {
       diag.error(a[0]->range, "load: first argument must be a pointer, a "
-                              "tile of pointers or a view, found " +
+                              "tile of pointers, or a view, found " +
                                   pt.str());
       return Type::invalid();
     }
@@ -661,13 +667,23 @@ Type Sema::Impl::checkBuiltin(CallExpr &call, bool &handled) {
     Expr *mask = args.named("mask");
     if (!args.noOtherNamed())
       return Type::invalid();
+    if (!isStore) {
+      // The element types that every target has atomics for.
+      bool isAdd = name == "atomic_add";
+      ScalarKind k = pt.elem;
+      bool supported = k == ScalarKind::I32 || k == ScalarKind::U32 ||
+                       k == ScalarKind::I64 || k == ScalarKind::U64 ||
+                       k == ScalarKind::F32 || (isAdd && k == ScalarKind::F64);
+      if (!supported) {
+        diag.error(a[0]->range, name + " works on i32, u32, i64, u64" +
+                                    (isAdd ? ", f32 and f64" : " and f32") +
+                                    " memory, found " + pt.str());
+        return Type::invalid();
+      }
+    }
     Shape shape = shapeOf(pt);
     if (!checkStoredValue(*this, *a[1], pt.elem, shape, name))
       return Type::invalid();
-    if (!isStore && name != "atomic_add" && pt.elem == ScalarKind::Bool) {
-      diag.error(a[0]->range, name + " does not apply to bool memory");
-      return Type::invalid();
-    }
     if (!checkMask(*this, mask, shape, name))
       return Type::invalid();
     if (isStore)
@@ -749,6 +765,11 @@ Type Sema::Impl::checkBuiltin(CallExpr &call, bool &handled) {
     auto elem = unifyElems(*a[first], *a[first + 1], name, call.getLoc());
     if (!elem)
       return Type::invalid();
+    if (b == Builtin::MinMaxElementwise && *elem == ScalarKind::Bool) {
+      diag.error(call.range, name + " needs integer or float operands, found "
+                                    "bool; use && or || on masks");
+      return Type::invalid();
+    }
     if (b == Builtin::Fma) {
       Expr &c = *a[2];
       if (c.type.isUntypedLiteral)
@@ -838,6 +859,11 @@ Type Sema::Impl::checkBuiltin(CallExpr &call, bool &handled) {
       auto elem = unifyElems(*a[0], *a[1], name, call.getLoc());
       if (!elem)
         return Type::invalid();
+      if (*elem == ScalarKind::Bool) {
+        diag.error(call.range, name + " needs integer or float operands, "
+                                      "found bool; use && or || on masks");
+        return Type::invalid();
+      }
       bool literal = a[0]->type.isUntypedLiteral && a[1]->type.isUntypedLiteral;
       if (!literal) {
         coerceLiteral(*a[0], *elem);

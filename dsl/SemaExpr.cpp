@@ -438,6 +438,11 @@ Type Sema::Impl::checkBinary(BinaryExpr &e) {
     return t;
   // Fold constant integer expressions (shapes, offsets, grid arithmetic).
   auto lc = constOf(*e.lhs), rc = constOf(*e.rhs);
+  if ((e.op == BinaryOp::Div || e.op == BinaryOp::Rem) && !isFloat(t.elem) &&
+      rc && rc->value && *rc->value == 0) {
+    diag.error(e.rhs->range, "integer division by zero");
+    return Type::invalid();
+  }
   if (lc && rc && t.isScalar() && !isFloat(t.elem)) {
     std::optional<int64_t> v;
     if (lc->value && rc->value) {
@@ -461,10 +466,6 @@ Type Sema::Impl::checkBinary(BinaryExpr &e) {
       case BinaryOp::BitXor: v = a ^ b; break;
       case BinaryOp::Shl: if (b >= 0 && b < 64) v = int64_t(uint64_t(a) << b); break;
       case BinaryOp::Shr: if (b >= 0 && b < 64) v = a >> b; break;
-      }
-      if ((e.op == BinaryOp::Div || e.op == BinaryOp::Rem) && b == 0) {
-        diag.error(e.rhs->range, "division by zero in a constant expression");
-        return Type::invalid();
       }
     }
     auto wrap = [](const ConstInt &c, const Expr &x) {

@@ -43,6 +43,9 @@ public:
   void declareParams(std::vector<Param> &params, bool isKernel);
   void checkGrid(KernelDecl &k);
   void checkTune(KernelDecl &k);
+  /// Checks that the tile types of a helper's signature name only its
+  /// const params.
+  void checkHelperSignature(const FnDecl &fn);
   std::optional<Type> resolveTypeExpr(TypeExpr &t);
 
   //===--- statements ---===//
@@ -110,6 +113,8 @@ public:
   std::vector<const FnDecl *> instStack;
   /// Helpers whose body has been checked at least once (for some instance).
   std::set<const FnDecl *> checkedHelpers;
+  /// Helpers whose signature is wrong (calls to them are not checked).
+  std::set<const FnDecl *> badSignatures;
 
   // The declaration being checked.
   KernelDecl *curKernel = nullptr;

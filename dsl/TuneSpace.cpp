@@ -244,14 +244,16 @@ std::optional<TuneSpace> kiln::dsl::buildTuneSpace(const KernelDecl &k,
     Axis *axis = axisNamed(name);
     if (!axis)
       continue; // The driver reports pins that match no kernel.
-    bool tuned = k.tune && llvm::any_of(k.tune->entries, [&](auto &e) {
-                   return e.name == name;
-                 });
-    if (tuned && !llvm::is_contained(axis->values, value)) {
+    const TuneEntry *entry = nullptr;
+    if (k.tune)
+      for (auto &e : k.tune->entries)
+        if (e.name == name)
+          entry = &e;
+    if (entry && !llvm::is_contained(axis->values, value)) {
       std::string list;
       for (int64_t v : axis->values)
         list += (list.empty() ? "" : ", ") + std::to_string(v);
-      diag.error(k.nameRange.Start,
+      diag.error(entry->nameRange.Start,
                  "-D " + name + "=" + std::to_string(value) + ": " +
                      std::to_string(value) + " is not in the tune list of '" +
                      name + "' in kernel '" + k.name + "' [" + list + "]");

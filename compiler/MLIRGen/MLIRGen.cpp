@@ -85,6 +85,15 @@ Type MLIRGen::toMLIR(const dsl::Type &t) {
   }
 }
 
+dsl::ScalarKind kiln::helperConstParamKind(const dsl::HelperInstance &inst,
+                                           size_t i) {
+  const std::string &name = inst.constBindings[i].first;
+  for (const dsl::ConstParam &cp : inst.fn->constParams)
+    if (cp.name == name)
+      return cp.type;
+  return dsl::ScalarKind::I32;
+}
+
 //===----------------------------------------------------------------------===//
 // Environment
 //===----------------------------------------------------------------------===//
@@ -275,7 +284,7 @@ void MLIRGen::emitHelper(const dsl::HelperInstance &inst) {
   for (auto &t : inst.argTypes)
     argTypes.push_back(toMLIR(t));
   for (size_t i = 0; i < inst.constBindings.size(); ++i)
-    argTypes.push_back(builder.getI32Type());
+    argTypes.push_back(scalarType(helperConstParamKind(inst, i)));
   SmallVector<Type> results;
   if (inst.resultType.kind != dsl::Type::Kind::Void &&
       !inst.resultType.isInvalid())
@@ -294,7 +303,7 @@ void MLIRGen::emitHelper(const dsl::HelperInstance &inst) {
     bind(fn.params[i].name, entry->getArgument(i), inst.argTypes[i]);
   for (size_t i = 0; i < inst.constBindings.size(); ++i)
     bind(inst.constBindings[i].first, entry->getArgument(fn.params.size() + i),
-         dsl::Type::scalar(dsl::ScalarKind::I32));
+         dsl::Type::scalar(helperConstParamKind(inst, i)));
   pushScope();
   inHelper = true;
   helperResult = Value();
@@ -449,7 +458,7 @@ void MLIRGen::emitLet(const dsl::LetStmt &s) {
         v = SplatOp::create(builder, l, tileType(shape, scalarType(te.elem)), c,
                             sizes);
       } else {
-        v = coerce(v, t, target, {v}, l);
+        v = coerce(v, t, target, {}, l, sizes);
       }
       t = target;
     } else if (te.kind == dsl::TypeExpr::Kind::Scalar && t.isScalar() &&
@@ -479,8 +488,17 @@ void MLIRGen::emitAssign(const dsl::AssignStmt &s) {
 void MLIRGen::emitFor(const dsl::ForStmt &s) {
   Location l = loc(s.getLoc());
   Value lo = emitExpr(*s.lo), hi = emitExpr(*s.hi);
-  Value step = s.step ? emitExpr(*s.step)
-                      : intConst(1, lo.getType(), l);
+  Value step = s.step ? emitExpr(*s.step) : Value();
+  if (!lo || !hi || (s.step && !step))
+    return;
+  // The loop variable has the type both bounds widen to (Sema checked
+  // that the step widens to it too).
+  dsl::ScalarKind iv =
+      dsl::promoteScalarKinds(s.lo->type.elem, s.hi->type.elem);
+  lo = convert(lo, s.lo->type.elem, iv, l);
+  hi = convert(hi, s.hi->type.elem, iv, l);
+  step = step ? convert(step, s.step->type.elem, iv, l)
+              : intConst(1, scalarType(iv), l);
   std::vector<const dsl::Stmt *> body{s.body.get()};
   auto carried = assignedOuterVars(body);
   SmallVector<Value> inits;
@@ -494,7 +512,7 @@ void MLIRGen::emitFor(const dsl::ForStmt &s) {
     for (auto [i, c] : llvm::enumerate(carried))
       env[c.second][c.first].value = forOp.getRegionIterArgs()[i];
     pushScope();
-    bind(s.var, forOp.getInductionVar(), s.lo->type);
+    bind(s.var, forOp.getInductionVar(), dsl::Type::scalar(iv));
     pushScope();
     for (auto &st : s.body->stmts)
       emitStmt(*st);

@@ -44,6 +44,10 @@ SmallVector<Value> MLIRGen::dynSizes(RankedTensorType type,
                                      ArrayRef<Value> refs,
                                      ArrayRef<Value> explicitSizes,
                                      Location l) {
+  // A full list of explicit sizes (one per '?') is used as is.
+  if (!explicitSizes.empty() &&
+      int64_t(explicitSizes.size()) == type.getNumDynamicDims())
+    return SmallVector<Value>(explicitSizes.begin(), explicitSizes.end());
   SmallVector<Value> sizes;
   size_t nextExplicit = 0;
   int64_t rank = type.getRank();
@@ -148,14 +152,16 @@ Value MLIRGen::convert(Value v, ScalarKind from, ScalarKind to, Location l) {
   return arith::SelectOp::create(builder, l, isNan, c(dstElem, 0, 0), r);
 }
 
-Value MLIRGen::broadcastTo(Value v, const dsl::Type &t, const dsl::Shape &target,
-                           ArrayRef<Value> refs, Location l) {
+Value MLIRGen::broadcastTo(Value v, const dsl::Type &t,
+                           const dsl::Shape &target, ArrayRef<Value> refs,
+                           Location l, ArrayRef<Value> explicitSizes) {
   if (target.empty())
     return v;
   Type elem = getElementTypeOrSelf(v.getType());
   RankedTensorType want = tileType(target, elem);
   if (!t.isTile()) {
-    return SplatOp::create(builder, l, want, v, dynSizes(want, refs, {}, l));
+    return SplatOp::create(builder, l, want, v,
+                           dynSizes(want, refs, explicitSizes, l));
   }
   dsl::Shape shape = t.shape;
   while (shape.size() < target.size()) {
@@ -166,15 +172,17 @@ Value MLIRGen::broadcastTo(Value v, const dsl::Type &t, const dsl::Shape &target
     return v;
   SmallVector<Value> allRefs(refs.begin(), refs.end());
   allRefs.push_back(v);
-  return BroadcastOp::create(builder, l, want, v, dynSizes(want, allRefs, {}, l));
+  return BroadcastOp::create(builder, l, want, v,
+                             dynSizes(want, allRefs, explicitSizes, l));
 }
 
 Value MLIRGen::coerce(Value v, const dsl::Type &t, const dsl::Type &target,
-                      ArrayRef<Value> refs, Location l) {
+                      ArrayRef<Value> refs, Location l,
+                      ArrayRef<Value> explicitSizes) {
   if (!t.isPointer)
     v = convert(v, t.elem, target.elem, l);
   if (target.isTile())
-    v = broadcastTo(v, t, target.shape, refs, l);
+    v = broadcastTo(v, t, target.shape, refs, l, explicitSizes);
   return v;
 }
 
@@ -182,6 +190,22 @@ SmallVector<Value> MLIRGen::emitList(const dsl::Expr &list) {
   SmallVector<Value> values;
   for (auto &el : llvm::cast<dsl::ListExpr>(list).elements)
     values.push_back(emitExpr(*el));
+  return values;
+}
+
+SmallVector<Value> MLIRGen::emitViewOffsets(const dsl::Expr &list) {
+  SmallVector<Value> values;
+  for (auto &el : llvm::cast<dsl::ListExpr>(list).elements) {
+    Value v = emitExpr(*el);
+    ScalarKind k = el->type.elem;
+    // View offsets are signed i32 or i64: narrower ints widen to i32, u32
+    // to i64 (so that offsets of 2^31 and more keep their value).
+    if (dsl::bitWidth(k) < 32)
+      v = convert(v, k, ScalarKind::I32, loc(el->getLoc()));
+    else if (k == ScalarKind::U32)
+      v = convert(v, k, ScalarKind::I64, loc(el->getLoc()));
+    values.push_back(v);
+  }
   return values;
 }
 
@@ -414,8 +438,10 @@ Value MLIRGen::emitHelperCall(const dsl::CallExpr &e,
   for (size_t i = 0; i < inst.constBindings.size(); ++i) {
     const dsl::Dim &d = inst.constBindings[i].second;
     auto [argIdx, dimIdx] = inst.constSources[i];
-    args.push_back(d.isKnown() ? intConst(d.value, builder.getI32Type(), l)
-                               : dimValue(args[argIdx], dimIdx, l));
+    dsl::ScalarKind k = helperConstParamKind(inst, i);
+    args.push_back(d.isKnown() ? intConst(d.value, scalarType(k), l)
+                               : convert(dimValue(args[argIdx], dimIdx, l),
+                                         dsl::ScalarKind::I32, k, l));
   }
   SmallVector<Type> results;
   if (inst.resultType.kind != dsl::Type::Kind::Void)
@@ -467,7 +493,9 @@ Value MLIRGen::emitBuiltin(const dsl::CallExpr &e) {
     return NumProgramsOp::create(builder, l, axis);
   }
   if (name == "arange") {
-    Value lo = emitExpr(*a[0]), hi = emitExpr(*a[1]);
+    // Bounds may be const params of any integer type; arange is i32.
+    Value lo = convert(emitExpr(*a[0]), a[0]->type.elem, ScalarKind::I32, l);
+    Value hi = convert(emitExpr(*a[1]), a[1]->type.elem, ScalarKind::I32, l);
     return ArangeOp::create(builder, l, toMLIR(rt), lo, hi);
   }
   if (name == "zeros" || name == "full") {
@@ -531,7 +559,7 @@ Value MLIRGen::emitBuiltin(const dsl::CallExpr &e) {
     Value p = emitExpr(*a[0]);
     const dsl::Expr *otherE = named("other");
     if (a[0]->type.isView()) {
-      SmallVector<Value> offs = emitList(*a[1]);
+      SmallVector<Value> offs = emitViewOffsets(*a[1]);
       Value other = otherE ? convert(emitExpr(*otherE), otherE->type.elem,
                                      rt.elem, l)
                            : Value();
@@ -551,7 +579,7 @@ Value MLIRGen::emitBuiltin(const dsl::CallExpr &e) {
   }
   if (name == "store" && a[0]->type.isView()) {
     Value view = emitExpr(*a[0]);
-    SmallVector<Value> offs = emitList(*a[1]);
+    SmallVector<Value> offs = emitViewOffsets(*a[1]);
     Value v = emitExpr(*a[2]);
     ViewStoreOp::create(builder, l, view, offs, v);
     return Value();
@@ -753,7 +781,9 @@ Value MLIRGen::emitReduction(const dsl::CallExpr &e, StringRef name) {
   src = convert(src, st.elem, accKind, l);
   auto srcType = cast<RankedTensorType>(src.getType());
   Type elem = srcType.getElementType();
-  bool sgn = dsl::isSigned(accKind) || accKind == ScalarKind::Bool;
+  // bool (argmax/argmin only: other reductions of bool accumulate in i32)
+  // compares unsigned, so that true > false.
+  bool sgn = dsl::isSigned(accKind);
 
   SmallVector<int64_t> outShape(srcType.getShape());
   outShape.erase(outShape.begin() + axis);

@@ -13,6 +13,10 @@
 
 namespace kiln {
 
+/// The declared type of the `i`-th const param that `inst` binds (helper
+/// const params are passed as trailing scalar arguments).
+dsl::ScalarKind helperConstParamKind(const dsl::HelperInstance &inst, size_t i);
+
 class MLIRGen {
 public:
   MLIRGen(mlir::MLIRContext &ctx, dsl::Sema &sema, llvm::SourceMgr &sm)
@@ -64,13 +68,16 @@ public:
   mlir::Value convert(mlir::Value v, dsl::ScalarKind from, dsl::ScalarKind to,
                       mlir::Location loc);
   /// Broadcasts `v` (scalar or tile, language type `t`) to the shape of
-  /// `target`; `refs` supply the dynamic sizes of `target`.
+  /// `target`; `refs` supply the dynamic sizes of `target`, then
+  /// `explicitSizes` (one per `?` that no ref covers, in order).
   mlir::Value broadcastTo(mlir::Value v, const dsl::Type &t,
                           const dsl::Shape &target,
-                          llvm::ArrayRef<mlir::Value> refs, mlir::Location loc);
+                          llvm::ArrayRef<mlir::Value> refs, mlir::Location loc,
+                          llvm::ArrayRef<mlir::Value> explicitSizes = {});
   /// Converts and broadcasts `v` to the language type `target`.
   mlir::Value coerce(mlir::Value v, const dsl::Type &t, const dsl::Type &target,
-                     llvm::ArrayRef<mlir::Value> refs, mlir::Location loc);
+                     llvm::ArrayRef<mlir::Value> refs, mlir::Location loc,
+                     llvm::ArrayRef<mlir::Value> explicitSizes = {});
   /// i32 value of dimension `d` of tile `v`.
   mlir::Value dimValue(mlir::Value v, unsigned d, mlir::Location loc);
   /// Dynamic-size operands for `type` taken from `refs` (tiles whose shape
@@ -87,6 +94,8 @@ public:
   mlir::Value splatLike(mlir::Value c, mlir::Value like, mlir::Location loc);
   /// Values of a shape list (one i32 per entry).
   llvm::SmallVector<mlir::Value> emitList(const dsl::Expr &list);
+  /// Values of a view offset list, as i32 or i64.
+  llvm::SmallVector<mlir::Value> emitViewOffsets(const dsl::Expr &list);
 
   //===--- environment ---===//
   /// A name's current SSA value and its language type.

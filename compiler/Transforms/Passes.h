@@ -29,8 +29,8 @@ mlir::LogicalResult refineShapes(mlir::func::FuncOp f, llvm::StringRef context);
 /// dialect and op (the upstream canonicalizer's pattern set).
 mlir::LogicalResult canonicalize(mlir::Operation *op);
 
-/// The tile-level pipeline of `kiln compile`: inline helpers,
-/// canonicalize + CSE, specialize each tune variant, canonicalize + CSE.
+/// The tile-level pipeline of `kiln compile`: inline helpers, specialize
+/// each tune variant, canonicalize + CSE.
 void buildTilePipeline(mlir::OpPassManager &pm);
 
 } // namespace kiln

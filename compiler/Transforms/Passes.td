@@ -24,11 +24,16 @@ def TileSpecializeConstParams : Pass<"tile-specialize", "mlir::ModuleOp"> {
     the pruned tune space (one dictionary of const-param values per variant).
     For every variant, this pass clones the kernel into a nested
     `builtin.module` named `<kernel>_v<index>` carrying the variant as
-    `kiln.variant`, replaces each `kiln.const_param` by a constant, folds,
+    `kiln.variant`, replaces each `kiln.const_param` by a constant,
     refines every dynamically shaped tile to its static shape (see
-    `tile-refine-shapes`) and verifies the result. The generic kernel is
-    removed. Shape errors that only appear for some variant are reported at
-    the op's source location with the variant named.
+    `tile-refine-shapes`; unused code is checked too, as refinement runs
+    before folding), checks the language rules that only static shapes
+    show (`dot` dimensions of at least 16), folds and verifies the result.
+    The generic kernel is removed. Shape errors that only appear for some
+    variant are reported at the op's source location with a note naming the
+    variant. Kernels must not call helpers any more (run
+    `tile-inline-helpers` first). With `only-variant=N`, only variant N of
+    each kernel is kept; no kernel having it is an error.
   }];
   let options = [
     Option<"onlyVariant", "only-variant", "int", /*default=*/"-1",

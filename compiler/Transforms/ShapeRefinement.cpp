@@ -59,36 +59,65 @@ static std::optional<int64_t> foldSize(Value v, int depth = 0) {
   auto b = foldSize(def->getOperand(1), depth + 1);
   if (!a || !b)
     return std::nullopt;
-  return llvm::TypeSwitch<Operation *, std::optional<int64_t>>(def)
-      .Case<arith::AddIOp>([&](auto) { return *a + *b; })
-      .Case<arith::SubIOp>([&](auto) { return *a - *b; })
-      .Case<arith::MulIOp>([&](auto) { return *a * *b; })
-      .Case<arith::DivSIOp>([&](auto) -> std::optional<int64_t> {
-        if (*b == 0)
-          return std::nullopt;
-        return *a / *b;
+  // Sizes are small non-negative numbers in valid programs; the signed and
+  // unsigned forms of an op agree on them. Anything that would overflow or
+  // trap is left alone (the size then stays dynamic and is reported).
+  int64_t x = *a, y = *b;
+  bool divisible = y != 0 && !(x == INT64_MIN && y == -1);
+  bool shiftable = y >= 0 && y < 63;
+  using R = std::optional<int64_t>;
+  return llvm::TypeSwitch<Operation *, R>(def)
+      .Case<arith::AddIOp>([&](auto) -> R {
+        int64_t r;
+        return llvm::AddOverflow(x, y, r) ? R() : R(r);
       })
-      .Case<arith::CeilDivSIOp>([&](auto) -> std::optional<int64_t> {
-        if (*b == 0)
-          return std::nullopt;
-        return (*a + *b - 1) / *b;
+      .Case<arith::SubIOp>([&](auto) -> R {
+        int64_t r;
+        return llvm::SubOverflow(x, y, r) ? R() : R(r);
       })
-      .Case<arith::MaxSIOp>([&](auto) { return std::max(*a, *b); })
-      .Case<arith::MinSIOp>([&](auto) { return std::min(*a, *b); })
+      .Case<arith::MulIOp>([&](auto) -> R {
+        int64_t r;
+        return llvm::MulOverflow(x, y, r) ? R() : R(r);
+      })
+      .Case<arith::DivSIOp, arith::DivUIOp>(
+          [&](auto) { return divisible ? R(x / y) : R(); })
+      .Case<arith::RemSIOp, arith::RemUIOp>(
+          [&](auto) { return divisible ? R(x % y) : R(); })
+      .Case<arith::CeilDivSIOp, arith::CeilDivUIOp>([&](auto) -> R {
+        if (!divisible)
+          return std::nullopt;
+        return x / y + ((x % y != 0 && (x < 0) == (y < 0)) ? 1 : 0);
+      })
+      .Case<arith::MaxSIOp, arith::MaxUIOp>(
+          [&](auto) { return std::max(x, y); })
+      .Case<arith::MinSIOp, arith::MinUIOp>(
+          [&](auto) { return std::min(x, y); })
+      .Case<arith::ShLIOp>([&](auto) {
+        return shiftable && x >= 0 && x <= (INT64_MAX >> y) ? R(x << y) : R();
+      })
+      .Case<arith::ShRSIOp, arith::ShRUIOp>(
+          [&](auto) { return shiftable && x >= 0 ? R(x >> y) : R(); })
+      .Case<arith::AndIOp>([&](auto) { return x & y; })
+      .Case<arith::OrIOp>([&](auto) { return x | y; })
+      .Case<arith::XOrIOp>([&](auto) { return x ^ y; })
       .Default([](Operation *) { return std::nullopt; });
+}
+
+static std::string shapeText(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    if (i)
+      s += ", ";
+    s += ShapedType::isDynamic(d) ? "?" : std::to_string(d);
+  }
+  return s + "]";
 }
 
 static std::string shapeText(Type t) {
   auto tt = dyn_cast<RankedTensorType>(t);
   if (!tt)
     return "scalar";
-  std::string s = "[";
-  for (auto [i, d] : llvm::enumerate(tt.getShape())) {
-    if (i)
-      s += ", ";
-    s += ShapedType::isDynamic(d) ? "?" : std::to_string(d);
-  }
-  return s + "]";
+  return shapeText(tt.getShape());
 }
 
 namespace {
@@ -214,7 +243,8 @@ private:
       if (a.hasStaticShape() && b.hasStaticShape() && a.getShape() != b.getShape())
         return fail(op, "operands have different shapes " + shapeText(a) +
                             " and " + shapeText(b) +
-                            " (they depend on const params)");
+                            " in this variant (their sizes depend on const "
+                            "params)");
     }
     if (!first)
       return success();
@@ -253,14 +283,43 @@ private:
             return success();
           int64_t n = *hi - *lo;
           if (n <= 0)
-            return fail(o, "arange(" + Twine(*lo) + ", " + Twine(*hi) +
-                               ") is empty");
+            return fail(o, "arange needs end > start, found arange(" +
+                               Twine(*lo) + ", " + Twine(*hi) + ")");
+          if (!llvm::isPowerOf2_64(uint64_t(n)))
+            return fail(o, "arange length " + Twine(n) + " (from " +
+                               Twine(*lo) + " to " + Twine(*hi) +
+                               ") is not a power of two");
           setType(o.getResult(), RankedTensorType::get({n}, o.getType().getElementType()));
           return success();
         })
         .Case<SplatOp>([&](auto o) { return rebuildSized(o); })
-        .Case<BroadcastOp>([&](auto o) { return rebuildSized(o); })
-        .Case<ReshapeOp>([&](auto o) { return rebuildSized(o); })
+        .Case<BroadcastOp>([&](BroadcastOp o) -> LogicalResult {
+          // Check before rebuilding: the op's location names the source.
+          auto [refined, remaining] = refineSized(o.getType(), o.getSizes());
+          ArrayRef<int64_t> src =
+              cast<RankedTensorType>(o.getSrc().getType()).getShape();
+          ArrayRef<int64_t> dst = refined.getShape();
+          for (auto [s, d] : llvm::zip(src, dst))
+            if (!ShapedType::isDynamic(s) && !ShapedType::isDynamic(d) &&
+                s != 1 && s != d)
+              return fail(o, "cannot broadcast shape " + shapeText(src) +
+                                 " to " + shapeText(dst) +
+                                 " in this variant: each dimension must be 1 "
+                                 "or equal");
+          return rebuildSized(o);
+        })
+        .Case<ReshapeOp>([&](ReshapeOp o) -> LogicalResult {
+          auto [refined, remaining] = refineSized(o.getType(), o.getSizes());
+          auto src = cast<RankedTensorType>(o.getSrc().getType());
+          if (src.hasStaticShape() && refined.hasStaticShape() &&
+              src.getNumElements() != refined.getNumElements())
+            return fail(o, "reshape from " + shapeText(src) + " to " +
+                               shapeText(refined) +
+                               " changes the number of elements (" +
+                               Twine(src.getNumElements()) + " vs " +
+                               Twine(refined.getNumElements()) + ")");
+          return rebuildSized(o);
+        })
         .Case<ViewLoadOp>([&](auto o) { return rebuildSized(o); })
         .Case<ExpandDimsOp>([&](ExpandDimsOp o) {
           SmallVector<int64_t> s = shapeOf(o.getSrc());
@@ -275,9 +334,24 @@ private:
           setType(o.getResult(), withShape(o.getType(), s));
           return success();
         })
-        .Case<DotOp>([&](DotOp o) {
+        .Case<DotOp>([&](DotOp o) -> LogicalResult {
           SmallVector<int64_t> a = shapeOf(o.getA()), b = shapeOf(o.getB());
-          setType(o.getResult(), withShape(o.getType(), {a[0], b[1]}));
+          if (a.size() != 2 || b.size() != 2)
+            return success(); // The verifier reports it.
+          if (!ShapedType::isDynamic(a[1]) && !ShapedType::isDynamic(b[0]) &&
+              a[1] != b[0])
+            return fail(o, "dot: inner dimensions differ: " + shapeText(a) +
+                               " x " + shapeText(b));
+          SmallVector<int64_t> acc = shapeOf(o.getAcc());
+          SmallVector<int64_t> result{a[0], b[1]};
+          for (auto [r, c] : llvm::zip(result, acc))
+            if (!ShapedType::isDynamic(r) && !ShapedType::isDynamic(c) &&
+                r != c)
+              return fail(o, "dot: the accumulator has shape " +
+                                 shapeText(acc) + " but " + shapeText(a) +
+                                 " x " + shapeText(b) + " gives " +
+                                 shapeText(result));
+          setType(o.getResult(), withShape(o.getType(), result));
           return success();
         })
         .Case<ReduceOp>([&](ReduceOp o) {
@@ -293,9 +367,8 @@ private:
             setType(res, withShape(res.getType(), shapeOf(src)));
           return success();
         })
-        .Case<AddPtrOp, LoadOp, AtomicCASOp>([&](Operation *o) {
-          return refineElementwise(o);
-        })
+        .Case<AddPtrOp, LoadOp, AtomicCASOp>(
+            [&](Operation *o) { return refineElementwise(o); })
         .Case<AtomicRMWOp>([&](Operation *o) { return refineElementwise(o); })
         .Default([&](Operation *o) -> LogicalResult {
           if (o->hasTrait<OpTrait::Elementwise>() ||
@@ -316,8 +389,9 @@ private:
     int64_t elems = 1;
     for (int64_t d : tt.getShape()) {
       if (d <= 0 || !llvm::isPowerOf2_64(uint64_t(d)))
-        return fail(op, "tile shape " + shapeText(tt) +
-                            " has a dimension that is not a power of two");
+        return fail(op, "tile dimension " + Twine(d) +
+                            " is not a power of two (shape " + shapeText(tt) +
+                            ")");
       elems *= d;
       if (elems > kMaxTileElements)
         return fail(op, "tile too large: " + shapeText(tt) + " has more than " +

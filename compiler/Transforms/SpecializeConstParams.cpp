@@ -46,12 +46,41 @@ LogicalResult kiln::canonicalize(Operation *op) {
 }
 
 void kiln::buildTilePipeline(OpPassManager &pm) {
+  // No canonicalization before specialization: it would erase unused code
+  // before the variant checks see it, and whether an error is reported must
+  // not depend on what the optimizer removes.
   pm.addPass(createTileInlineHelpers());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
   pm.addPass(createTileSpecializeConstParams());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+}
+
+/// "[64, 16]": shapes as the language's messages print them.
+static std::string bracketShape(RankedTensorType t) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(t.getShape()))
+    s += (i ? ", " : "") +
+         (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d));
+  return s + "]";
+}
+
+/// The language's rules that only the specialized shapes can show (Sema
+/// checks them where the shapes are already known).
+static LogicalResult checkVariantRules(func::FuncOp fn) {
+  WalkResult r = fn.walk([&](DotOp dot) {
+    auto a = cast<RankedTensorType>(dot.getA().getType());
+    auto b = cast<RankedTensorType>(dot.getB().getType());
+    for (int64_t d : {a.getDimSize(0), a.getDimSize(1), b.getDimSize(1)}) {
+      if (ShapedType::isDynamic(d) || d >= 16)
+        continue;
+      dot.emitError() << "dot: every dimension must be at least 16 (the "
+                         "matrix units' smallest shape), found "
+                      << bracketShape(a) << " x " << bracketShape(b);
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(r.wasInterrupted());
 }
 
 /// "BLOCK=256, warps=4, stages=2" in the kernel's const-param order.
@@ -87,6 +116,7 @@ struct TileSpecializeConstParamsPass
       if (fn->hasAttr("kiln.kernel"))
         kernels.push_back(fn);
     bool ok = true;
+    size_t specialized = 0;
     for (func::FuncOp kernel : kernels) {
       auto variants = kernel->getAttrOfType<ArrayAttr>("kiln.variants");
       if (!variants || variants.empty()) {
@@ -95,9 +125,21 @@ struct TileSpecializeConstParamsPass
         ok = false;
         continue;
       }
+      bool callsHelper = false;
+      kernel.walk([&](func::CallOp call) {
+        call.emitError("call to '")
+            << call.getCallee()
+            << "' in a kernel to specialize; run -tile-inline-helpers first";
+        callsHelper = true;
+      });
+      if (callsHelper) {
+        ok = false;
+        continue;
+      }
       for (auto [index, attr] : llvm::enumerate(variants)) {
         if (onlyVariant >= 0 && int64_t(index) != onlyVariant)
           continue;
+        ++specialized;
         auto variant = dyn_cast<DictionaryAttr>(attr);
         if (!variant || failed(specialize(module, kernel, variant, index))) {
           ok = false;
@@ -105,6 +147,11 @@ struct TileSpecializeConstParamsPass
         }
       }
       kernel.erase();
+    }
+    if (ok && onlyVariant >= 0 && specialized == 0 && !kernels.empty()) {
+      module.emitError() << "only-variant=" << int64_t(onlyVariant)
+                         << ": no kernel has a variant with that index";
+      ok = false;
     }
     if (!ok)
       signalPassFailure();
@@ -146,7 +193,9 @@ struct TileSpecializeConstParamsPass
       op.replaceAllUsesWith(c.getResult());
       op.erase();
     }
-    if (failed(canonicalize(fn)) || failed(refineShapes(fn, "")))
+    // Refine before folding so that code the folder would erase as unused
+    // is checked too.
+    if (failed(refineShapes(fn, "")) || failed(checkVariantRules(fn)))
       return failure();
     if (failed(canonicalize(fn)))
       return failure();

@@ -97,11 +97,15 @@ std::optional<int> parseCompileArgs(llvm::ArrayRef<const char *> args,
         return std::string(args[++i]);
       return std::nullopt;
     };
+    // Long options match whole (`--emit`, `--emit=V`), never as a prefix.
+    auto isLong = [&](llvm::StringRef flag) {
+      return a == flag || (a.starts_with(flag) && a[flag.size()] == '=');
+    };
     if (a == "--list-variants") {
       opts.listVariants = true;
     } else if (a == "--summary") {
       opts.summary = true;
-    } else if (a.starts_with("--emit")) {
+    } else if (isLong("--emit")) {
       auto v = value("--emit");
       if (!v)
         return usageError("--emit needs a value: ast, tile or tile-generic");
@@ -118,7 +122,7 @@ std::optional<int> parseCompileArgs(llvm::ArrayRef<const char *> args,
       if (name.empty() || num.empty() || num.getAsInteger(0, parsed))
         return usageError("-D expects NAME=INTEGER, found '" + *v + "'");
       opts.pins[name.str()] = parsed;
-    } else if (a.starts_with("--kernel")) {
+    } else if (isLong("--kernel")) {
       auto v = value("--kernel");
       if (!v)
         return usageError("--kernel needs a kernel name");
@@ -251,9 +255,15 @@ int runCompile(const Options &opts) {
       for (auto &cp : k->constParams)
         used |= cp.name == name;
     if (!used) {
+      std::vector<std::string> names{dsl::kWarpsName, dsl::kStagesName};
+      for (auto *k : selected)
+        for (auto &cp : k->constParams)
+          names.push_back(cp.name);
+      std::string sug = dsl::suggestName(name, names);
       llvm::errs() << "kiln: error: -D " << name << "=" << value
-                   << ": no selected kernel has a const param '" << name
-                   << "'\n";
+                   << ": no selected kernel has a const param '" << name << "'"
+                   << (sug.empty() ? "" : "; did you mean '" + sug + "'?")
+                   << "\n";
       return kExitUser;
     }
   }
