@@ -196,6 +196,18 @@ void Sema::Impl::checkHelperSignature(const FnDecl &fn) {
 std::optional<Type> Sema::Impl::resolveTypeExpr(TypeExpr &t) {
   switch (t.kind) {
   case TypeExpr::Kind::Scalar:
+  case TypeExpr::Kind::Pointer:
+  case TypeExpr::Kind::Tile:
+  case TypeExpr::Kind::View:
+    if (t.elem == ScalarKind::F8E4M3 || t.elem == ScalarKind::F8E5M2) {
+      diag.error(t.range, "fp8 types (" + spelling(t.elem).str() +
+                              ") are reserved and not supported yet");
+      return std::nullopt;
+    }
+    break;
+  }
+  switch (t.kind) {
+  case TypeExpr::Kind::Scalar:
     return Type::scalar(t.elem);
   case TypeExpr::Kind::Pointer:
     if (t.elem == ScalarKind::Bool) {
@@ -242,14 +254,20 @@ void Sema::Impl::declareConstParams(std::vector<ConstParam> &params,
     }
     if (cp.defaultValue) {
       Type t = checkExpr(*cp.defaultValue);
-      if (!t.isInvalid()) {
+      if (!t.isInvalid() && !isFloat(cp.type)) {
         if (t.isUntypedLiteral && t.isScalar() && !isFloat(t.elem))
           coerceLiteral(*cp.defaultValue, cp.type);
         auto c = constOf(*cp.defaultValue);
-        if (!c || !t.isScalar() || isFloat(t.elem))
+        Type dt = cp.defaultValue->type;
+        if (!c || !dt.isScalar() || isFloat(dt.elem))
           diag.error(cp.defaultValue->range,
                      "default value of const param '" + cp.name +
                          "' must be a constant integer expression");
+        else if ((dt.elem == ScalarKind::Bool) != (cp.type == ScalarKind::Bool))
+          diag.error(cp.defaultValue->range,
+                     "default value of const param '" + cp.name + "' is " +
+                         dt.str() + ", but the param is " +
+                         spelling(cp.type).str());
       }
     }
     Symbol sym;
@@ -281,9 +299,17 @@ void Sema::Impl::declareParams(std::vector<Param> &params, bool isKernel) {
                                    t->str());
       t = std::nullopt;
     }
+    std::map<std::string, SMRange> seenAnnotations;
     for (auto &a : p.annotations) {
       if (!a.value)
         continue;
+      auto [prev, fresh] = seenAnnotations.emplace(a.name, a.range);
+      if (!fresh) {
+        diag.error(a.range, "'" + p.name + "' has two @" + a.name +
+                                " annotations");
+        diag.note(prev->second.Start, "the first one is here");
+        continue;
+      }
       Type at = checkExpr(*a.value);
       auto c = constOf(*a.value);
       if (at.isInvalid())
@@ -467,6 +493,13 @@ void Sema::Impl::checkTune(KernelDecl &k) {
                                  (suggestion.empty()
                                       ? std::string()
                                       : "; did you mean '" + suggestion + "'?"));
+      continue;
+    }
+    if (!isInteger(sym->type.elem)) {
+      diag.error(key->range, "key names '" + key->name + "' of type " +
+                                 sym->type.str() +
+                                 "; key params must be integers (their "
+                                 "values are bucketed to powers of two)");
       continue;
     }
     key->type = sym->type;

@@ -341,6 +341,15 @@ Type Sema::Impl::checkBuiltin(CallExpr &call, bool &handled) {
                                   std::to_string(*c->value));
       return Type::invalid();
     }
+    // In a kernel the grid is known: its axes bound the valid ones.
+    if (curKernel && !curKernel->grid.empty() &&
+        *c->value >= (int64_t)curKernel->grid.size()) {
+      diag.error(a[0]->range,
+                 name + "(" + std::to_string(*c->value) + "): kernel '" +
+                     curKernel->name + "' has a " +
+                     std::to_string(curKernel->grid.size()) + "-d grid");
+      return Type::invalid();
+    }
     return Type::scalar(ScalarKind::I32);
   }
 
@@ -656,9 +665,10 @@ Type Sema::Impl::checkBuiltin(CallExpr &call, bool &handled) {
       return Type::voidType();
     }
     if (!pt.isPointer) {
-      diag.error(a[0]->range, name + ": first argument must be a pointer, a "
-                                     "tile of pointers" +
-                                  (isStore ? ", or a view" : "") +
+      diag.error(a[0]->range, name + ": first argument must be " +
+                                  (isStore ? "a pointer, a tile of pointers, "
+                                             "or a view"
+                                           : "a pointer or a tile of pointers") +
                                   ", found " + pt.str());
       return Type::invalid();
     }

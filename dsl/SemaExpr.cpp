@@ -2,7 +2,11 @@
 #include "dsl/SemaImpl.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
+
+#include <cmath>
 
 #include <limits>
 
@@ -69,15 +73,30 @@ bool Sema::Impl::coerceLiteral(Expr &e, ScalarKind k) {
     }
     break;
   }
-  case ExprKind::FloatLit:
+  case ExprKind::FloatLit: {
     if (!isFloat(k)) {
       diag.error(e.range, "float literal " + text(e.range) +
                               " used where " + spelling(k).str() +
                               " is expected; use cast<" + spelling(k).str() +
                               ">(...) to convert");
       ok = false;
+      break;
+    }
+    // A finite literal must stay finite in its type (inf is spelled `inf`).
+    double v = std::fabs(llvm::cast<FloatLitExpr>(e).value);
+    double maxFinite = k == ScalarKind::F16    ? 65504.0
+                       : k == ScalarKind::BF16 ? 3.3895313892515355e38
+                       : k == ScalarKind::F32  ? 3.4028234663852886e38
+                                               : std::numeric_limits<double>::max();
+    if (std::isfinite(v) && v > maxFinite) {
+      diag.error(e.range, "float literal " + text(e.range) + " does not fit in " +
+                              spelling(k).str() + " (its largest finite value "
+                              "is " + llvm::formatv("{0}", llvm::format("%g", maxFinite)).str() +
+                              ")");
+      ok = false;
     }
     break;
+  }
   case ExprKind::Unary: {
     auto &u = llvm::cast<UnaryExpr>(e);
     if (auto *lit = llvm::dyn_cast<IntLitExpr>(u.operand.get());
@@ -97,6 +116,14 @@ bool Sema::Impl::coerceLiteral(Expr &e, ScalarKind k) {
   case ExprKind::Binary: {
     auto &b = llvm::cast<BinaryExpr>(e);
     ok = coerceLiteral(*b.lhs, k) && coerceLiteral(*b.rhs, k);
+    // Division of literals is checked once their type is known: `1 / 0`
+    // is an error as an integer, inf as a float.
+    auto rc = constOf(*b.rhs);
+    if (ok && !isFloat(k) && (b.op == BinaryOp::Div || b.op == BinaryOp::Rem) &&
+        rc && rc->value && *rc->value == 0) {
+      diag.error(b.rhs->range, "integer division by zero");
+      ok = false;
+    }
     break;
   }
   default:
@@ -439,7 +466,7 @@ Type Sema::Impl::checkBinary(BinaryExpr &e) {
   // Fold constant integer expressions (shapes, offsets, grid arithmetic).
   auto lc = constOf(*e.lhs), rc = constOf(*e.rhs);
   if ((e.op == BinaryOp::Div || e.op == BinaryOp::Rem) && !isFloat(t.elem) &&
-      rc && rc->value && *rc->value == 0) {
+      !t.isUntypedLiteral && rc && rc->value && *rc->value == 0) {
     diag.error(e.rhs->range, "integer division by zero");
     return Type::invalid();
   }

@@ -307,6 +307,7 @@ void MLIRGen::emitHelper(const dsl::HelperInstance &inst) {
   pushScope();
   inHelper = true;
   helperResult = Value();
+  helperReturnType = fn.returnType ? &*fn.returnType : nullptr;
   if (fn.body)
     for (auto &s : fn.body->stmts) {
       if (failed)
@@ -419,8 +420,14 @@ void MLIRGen::emitStmt(const dsl::Stmt &s) {
   }
   case dsl::StmtKind::Return: {
     auto &r = llvm::cast<dsl::ReturnStmt>(s);
-    if (inHelper && r.value)
+    if (inHelper && r.value) {
       helperResult = emitExpr(*r.value);
+      dsl::Type t = r.value->type;
+      t.isUntypedLiteral = false;
+      if (helperResult && helperReturnType)
+        helperResult = coerceToDeclared(helperResult, t, *helperReturnType,
+                                        loc(r.getLoc()));
+    }
     return;
   }
   case dsl::StmtKind::ExprStmt:
@@ -430,43 +437,46 @@ void MLIRGen::emitStmt(const dsl::Stmt &s) {
   }
 }
 
+Value MLIRGen::coerceToDeclared(Value v, dsl::Type &t, const dsl::TypeExpr &te,
+                                Location l) {
+  // A declared type may widen the value: `let x: tile<f32, [B]> = 0.0`.
+  if (te.kind == dsl::TypeExpr::Kind::Tile) {
+    dsl::Shape shape;
+    SmallVector<Value> sizes;
+    for (auto &d : te.dims) {
+      auto c = sema.getConstInt(d.get());
+      if (c && c->value) {
+        shape.push_back(dsl::Dim::known(*c->value));
+      } else {
+        shape.push_back(dsl::Dim::symbolic(c ? c->text : "?"));
+        sizes.push_back(emitExpr(*d));
+      }
+    }
+    dsl::Type target = dsl::Type::tile(te.elem, shape);
+    if (!t.isTile()) {
+      Value c = convert(v, t.elem, te.elem, l);
+      v = SplatOp::create(builder, l, tileType(shape, scalarType(te.elem)), c,
+                          sizes);
+    } else {
+      v = coerce(v, t, target, {}, l, sizes);
+    }
+    t = target;
+  } else if (te.kind == dsl::TypeExpr::Kind::Scalar && t.isScalar() &&
+             t.elem != te.elem) {
+    v = convert(v, t.elem, te.elem, l);
+    t.elem = te.elem;
+  }
+  return v;
+}
+
 void MLIRGen::emitLet(const dsl::LetStmt &s) {
   Value v = emitExpr(*s.init);
   if (!v)
     return;
   dsl::Type t = s.init->type;
   t.isUntypedLiteral = false;
-  if (s.declaredType) {
-    // The declared type may widen the initializer: `let x: tile<..> = 0.0`.
-    const dsl::TypeExpr &te = *s.declaredType;
-    Location l = loc(s.getLoc());
-    if (te.kind == dsl::TypeExpr::Kind::Tile) {
-      dsl::Shape shape;
-      SmallVector<Value> sizes;
-      for (auto &d : te.dims) {
-        auto c = sema.getConstInt(d.get());
-        if (c && c->value) {
-          shape.push_back(dsl::Dim::known(*c->value));
-        } else {
-          shape.push_back(dsl::Dim::symbolic(c ? c->text : "?"));
-          sizes.push_back(emitExpr(*d));
-        }
-      }
-      dsl::Type target = dsl::Type::tile(te.elem, shape);
-      if (!t.isTile()) {
-        Value c = convert(v, t.elem, te.elem, l);
-        v = SplatOp::create(builder, l, tileType(shape, scalarType(te.elem)), c,
-                            sizes);
-      } else {
-        v = coerce(v, t, target, {}, l, sizes);
-      }
-      t = target;
-    } else if (te.kind == dsl::TypeExpr::Kind::Scalar && t.isScalar() &&
-               t.elem != te.elem) {
-      v = convert(v, t.elem, te.elem, l);
-      t.elem = te.elem;
-    }
-  }
+  if (s.declaredType)
+    v = coerceToDeclared(v, t, *s.declaredType, loc(s.getLoc()));
   bind(s.name, v, t);
 }
 

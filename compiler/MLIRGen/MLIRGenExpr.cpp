@@ -331,8 +331,16 @@ Value MLIRGen::emitBinaryOp(dsl::BinaryOp op, Value l, const dsl::Type &lt,
     bool ptrLeft = lt.isPointer;
     Value ptr = ptrLeft ? l : r, off = ptrLeft ? r : l;
     const dsl::Type &pt = ptrLeft ? lt : rt, &ot = ptrLeft ? rt : lt;
+    // Unsigned offsets narrower than 64 bits are zero-extended so that the
+    // backends, which treat offsets as signed, see their true value.
+    dsl::Type offType = ot;
+    if (dsl::isInteger(ot.elem) && !dsl::isSigned(ot.elem) &&
+        dsl::bitWidth(ot.elem) < 64) {
+      off = convert(off, ot.elem, ScalarKind::I64, loc);
+      offType.elem = ScalarKind::I64;
+    }
     ptr = broadcastTo(ptr, pt, shape, refs, loc);
-    off = broadcastTo(off, ot, shape, refs, loc);
+    off = broadcastTo(off, offType, shape, refs, loc);
     if (op == BinaryOp::Sub)
       off = arith::SubIOp::create(
           builder, loc,
@@ -631,8 +639,15 @@ Value MLIRGen::emitBuiltin(const dsl::CallExpr &e) {
       vals.push_back(emitExpr(*arg));
     for (size_t i = 0; i < vals.size(); ++i)
       vals[i] = coerce(vals[i], a[i]->type, rt, vals, l);
-    if (name == "fma")
-      return math::FmaOp::create(builder, l, vals[0], vals[1], vals[2]);
+    if (name == "fma") {
+      // f16/bf16: compute in f32 and round once, like the math functions.
+      bool narrow = rt.elem == ScalarKind::F16 || rt.elem == ScalarKind::BF16;
+      if (narrow)
+        for (Value &v : vals)
+          v = convert(v, rt.elem, ScalarKind::F32, l);
+      Value r = math::FmaOp::create(builder, l, vals[0], vals[1], vals[2]);
+      return narrow ? convert(r, ScalarKind::F32, rt.elem, l) : r;
+    }
     bool isMax = name == "maximum" || name == "max";
     if (dsl::isFloat(rt.elem))
       return isMax ? Value(arith::MaximumFOp::create(builder, l, vals[0], vals[1]))
@@ -657,7 +672,8 @@ Value MLIRGen::emitBuiltin(const dsl::CallExpr &e) {
                          name)) {
     Value v = emitExpr(*a[0]);
     if (name == "abs" && !dsl::isFloat(rt.elem))
-      return math::AbsIOp::create(builder, l, v);
+      return dsl::isSigned(rt.elem) ? Value(math::AbsIOp::create(builder, l, v))
+                                    : v; // |u| = u for unsigned.
     // f16/bf16: compute in f32 and round once.
     bool narrow = rt.elem == ScalarKind::F16 || rt.elem == ScalarKind::BF16;
     if (narrow)

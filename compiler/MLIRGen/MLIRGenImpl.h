@@ -36,6 +36,10 @@ public:
   void emitHelper(const dsl::HelperInstance &inst);
   void emitStmt(const dsl::Stmt &s);
   void emitLet(const dsl::LetStmt &s);
+  /// Converts (and broadcasts) `v` of language type `t` to a declared type;
+  /// `t` becomes the declared type.
+  mlir::Value coerceToDeclared(mlir::Value v, dsl::Type &t,
+                               const dsl::TypeExpr &te, mlir::Location l);
   void emitAssign(const dsl::AssignStmt &s);
   void emitFor(const dsl::ForStmt &s);
   void emitIf(const dsl::IfStmt &s);
@@ -129,6 +133,8 @@ public:
   /// True while emitting a helper body.
   bool inHelper = false;
   mlir::Value helperResult;
+  /// The declared result type of the helper being emitted (may be null).
+  const dsl::TypeExpr *helperReturnType = nullptr;
 };
 
 } // namespace kiln
