@@ -19,6 +19,10 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 
+#ifdef KILN_HAVE_HOST_PASSES
+#include "codegen/host/HostPasses.h"
+#endif
+
 #if __has_include("compiler/Transforms/Passes.h")
 #include "compiler/Transforms/Passes.h"
 #define KILN_HAVE_TRANSFORMS 1
@@ -36,6 +40,10 @@ int main(int argc, char **argv) {
                   mlir::func::FuncDialect, mlir::tensor::TensorDialect,
                   mlir::cf::ControlFlowDialect>();
   mlir::func::registerInlinerExtension(registry);
+#ifdef KILN_HAVE_HOST_PASSES
+  kiln::registerHostPipelinePasses();
+  kiln::registerHostDialects(registry);
+#endif
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Kiln pass runner\n", registry));

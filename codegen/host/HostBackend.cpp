@@ -1,0 +1,224 @@
+//===- HostBackend.cpp - Host code objects: LLVM IR -> .so ----------------===//
+//
+// One specialized variant module -> one ELF shared object exporting the
+// variant's entry (runtime/include/kiln/host_abi.h): the host lowering
+// pipeline to the LLVM dialect, translation to LLVM IR, O2, code generation
+// for the requested CPU (a portable baseline by default), and a link with
+// ld.lld into a shared object that needs only libc and libm.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/host/HostBackend.h"
+#include "codegen/host/HostPasses.h"
+
+#include "compiler/Target/TargetBackend.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+using namespace mlir;
+
+namespace {
+
+/// Removes a temporary file when it goes out of scope.
+struct TempFile {
+  llvm::SmallString<128> path;
+  ~TempFile() {
+    if (!path.empty())
+      llvm::sys::fs::remove(path);
+  }
+};
+
+llvm::Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+class HostBackend final : public kiln::TargetBackend {
+public:
+  llvm::StringRef getName() const override { return "host"; }
+
+  bool handlesArch(llvm::StringRef arch) const override {
+    return arch == "host" || arch == "native" || arch == "generic" ||
+           arch.starts_with("x86-64") || arch == "x86_64";
+  }
+
+  llvm::Expected<kiln::CodeObject> compile(ModuleOp variant,
+                                           llvm::StringRef arch,
+                                           llvm::StringRef entry) override;
+};
+
+/// The CPU name for `arch`: the portable baseline unless asked otherwise.
+std::string cpuFor(llvm::StringRef arch) {
+  if (arch == "native")
+    return llvm::sys::getHostCPUName().str();
+  if (arch == "host" || arch == "generic")
+    return llvm::Triple(llvm::sys::getDefaultTargetTriple()).isX86() ? "x86-64-v2"
+                                                                       : "generic";
+  return arch.str();
+}
+
+llvm::Expected<std::string> findLinker() {
+  for (const char *name : {"ld.lld-22", "ld.lld"}) {
+    if (auto path = llvm::sys::findProgramByName(name))
+      return *path;
+    if (auto path = llvm::sys::findProgramByName(name, {"/usr/lib/llvm-22/bin"}))
+      return *path;
+  }
+  return makeError("ld.lld not found (install the Debian package lld-22)");
+}
+
+llvm::Expected<kiln::CodeObject>
+HostBackend::compile(ModuleOp variant, llvm::StringRef arch,
+                     llvm::StringRef entry) {
+  MLIRContext *ctx = variant.getContext();
+  DialectRegistry registry;
+  kiln::registerHostDialects(registry);
+  ctx->appendDialectRegistry(registry);
+  ctx->loadDialect<LLVM::LLVMDialect, linalg::LinalgDialect,
+                   memref::MemRefDialect, bufferization::BufferizationDialect>();
+
+  // Work on a copy: the caller's module is reused for other targets.
+  OwningOpRef<ModuleOp> module(cast<ModuleOp>(variant->clone()));
+  (*module)->removeAttr("sym_name");
+  std::string kernelName;
+  for (auto fn : module->getOps<func::FuncOp>())
+    if (fn->hasAttr("kiln.kernel"))
+      kernelName = fn.getSymName().str();
+  if (kernelName.empty())
+    return makeError("variant module has no kernel");
+  std::string suffix = entry.str();
+  if (llvm::StringRef(suffix).starts_with(kernelName))
+    suffix = suffix.substr(kernelName.size());
+  else
+    return makeError("entry '" + entry + "' must start with the kernel name '" +
+                     kernelName + "'");
+
+  PassManager pm(ctx);
+  kiln::buildHostLoweringPipeline(pm, suffix);
+  if (failed(pm.run(*module)))
+    return makeError("host lowering of '" + entry + "' failed");
+
+  llvm::LLVMContext llvmCtx;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(*module, llvmCtx, entry);
+  if (!llvmModule)
+    return makeError("translation of '" + entry + "' to LLVM IR failed");
+
+  // Target machine for the requested CPU.
+  static bool initialized = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)initialized;
+  std::string tripleName = llvm::sys::getDefaultTargetTriple();
+  llvm::Triple triple(tripleName);
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return makeError("no LLVM target for " + tripleName + ": " + error);
+  std::string cpu = cpuFor(arch);
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, cpu, /*Features=*/"", options, llvm::Reloc::PIC_, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
+  if (!tm)
+    return makeError("cannot create a target machine for CPU '" + cpu + "'");
+  llvmModule->setTargetTriple(triple);
+  llvmModule->setDataLayout(tm->createDataLayout());
+
+  // Only the entry is visible; everything else may be inlined and dropped.
+  for (llvm::Function &f : *llvmModule)
+    if (!f.isDeclaration() && f.getName() != entry)
+      f.setLinkage(llvm::GlobalValue::InternalLinkage);
+
+  {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder pb(tm.get());
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    llvm::ModulePassManager mpm =
+        pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
+    mpm.run(*llvmModule, mam);
+  }
+
+  // Object file.
+  TempFile object, shared;
+  int fd;
+  if (auto ec = llvm::sys::fs::createTemporaryFile("kiln-host", "o", fd, object.path))
+    return makeError("cannot create a temporary file: " + ec.message());
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    llvm::legacy::PassManager codegen;
+    if (tm->addPassesToEmitFile(codegen, os, nullptr,
+                                llvm::CodeGenFileType::ObjectFile))
+      return makeError("the target machine cannot emit object files");
+    codegen.run(*llvmModule);
+  }
+  if (auto ec = llvm::sys::fs::createTemporaryFile("kiln-host", "so", shared.path))
+    return makeError("cannot create a temporary file: " + ec.message());
+
+  // Link: a shared object that needs libm (math functions) and libc.
+  auto linker = findLinker();
+  if (!linker)
+    return linker.takeError();
+  std::string libm = "/lib/" + triple.getArchName().str() + "-linux-gnu/libm.so.6";
+  llvm::SmallVector<llvm::StringRef> argv = {
+      *linker, "-shared", "--build-id=none", "--hash-style=gnu", "-O1",
+      "-o", shared.path, object.path};
+  if (llvm::sys::fs::exists(libm))
+    argv.push_back(libm);
+  std::string linkError;
+  int rc = llvm::sys::ExecuteAndWait(*linker, argv, std::nullopt, {}, 0, 0,
+                                     &linkError);
+  if (rc != 0)
+    return makeError("linking '" + entry + "' with " + *linker + " failed" +
+                     (linkError.empty() ? "" : ": " + linkError));
+  auto bytes = llvm::MemoryBuffer::getFile(shared.path);
+  if (!bytes)
+    return makeError("cannot read the linked object: " +
+                     bytes.getError().message());
+
+  kiln::CodeObject obj;
+  obj.triple = tripleName;
+  obj.arch = cpu;
+  obj.entry = entry.str();
+  obj.imageKind = 1;   // llvm::object::IMG_Object
+  obj.offloadKind = 0; // llvm::object::OFK_None
+  obj.bytes = (*bytes)->getBuffer().str();
+  obj.resourcesJson = "{}";
+  return obj;
+}
+
+} // namespace
+
+void kiln::registerHostBackend() {
+  kiln::registerBackend(std::make_unique<HostBackend>());
+}
+
+void kiln::registerHostPasses() { registerHostPipelinePasses(); }

@@ -1,0 +1,62 @@
+//===- TargetBackend.h - The one interface backends implement --*- C++ -*-===//
+//
+// Vendor code lives under codegen/; the driver and the bundle writer see a
+// backend only through this interface (STYLE.md habit 6). A backend turns
+// one specialized variant module (a `builtin.module` holding one kernel
+// `func.func` with static shapes, as `tile-specialize` produces) into code
+// objects for one architecture.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_COMPILER_TARGET_TARGETBACKEND_H
+#define KILN_COMPILER_TARGET_TARGETBACKEND_H
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// One code object for one (kernel, variant, target).
+struct CodeObject {
+  std::string triple;        ///< e.g. "x86_64-unknown-linux-gnu"
+  std::string arch;          ///< e.g. "x86-64-v2", "sm_90a", "gfx942"
+  std::string entry;         ///< symbol the runtime calls, e.g. "softmax_v3"
+  uint16_t imageKind = 0;    ///< llvm::object::ImageKind
+  uint16_t offloadKind = 0;  ///< llvm::object::OffloadKind
+  std::string bytes;         ///< the image
+  std::string resourcesJson = "{}"; ///< registers, shared memory, spills...
+};
+
+class TargetBackend {
+public:
+  virtual ~TargetBackend();
+  /// "host", "nvptx" or "amdgpu".
+  virtual llvm::StringRef getName() const = 0;
+  /// True if this backend compiles for `arch` ("host", "native",
+  /// "sm_90a", "gfx942", ...).
+  virtual bool handlesArch(llvm::StringRef arch) const = 0;
+  /// Compiles one specialized variant module. `entry` is the symbol name
+  /// the code object must export for the kernel. User errors in the module
+  /// (e.g. something the target cannot express) are emitted as MLIR
+  /// diagnostics and returned as an error; environment failures (linker,
+  /// assembler) are returned as llvm::Error.
+  virtual llvm::Expected<CodeObject> compile(mlir::ModuleOp variant,
+                                             llvm::StringRef arch,
+                                             llvm::StringRef entry) = 0;
+};
+
+/// Backends built into this binary (those whose KILN_ENABLE_* option is
+/// on), registered at start-up by registerBuiltinBackends().
+void registerBackend(std::unique_ptr<TargetBackend> backend);
+TargetBackend *lookupBackendForArch(llvm::StringRef arch);
+std::vector<TargetBackend *> getRegisteredBackends();
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_TARGET_TARGETBACKEND_H
