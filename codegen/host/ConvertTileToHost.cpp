@@ -226,6 +226,33 @@ Value stringConstant(OpBuilder &b, Location l, ModuleOp module,
   return LLVM::AddressOfOp::create(b, l, LLVM::LLVMPointerType::get(ctx), name);
 }
 
+/// An internal `llvm.func` named `name` of type `type`, created on first
+/// use with `body` filling its entry block. Operations whose memory
+/// effects the upstream buffer deallocation cannot see (atomics, indirect
+/// calls into the runtime) live in such helpers and are called with
+/// `llvm.call`, which the deallocation handles; LLVM inlines them.
+LLVM::LLVMFuncOp getOrCreateHelper(
+    ModuleOp module, StringRef name, LLVM::LLVMFunctionType type,
+    function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+  if (auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+    return fn;
+  OpBuilder b(module.getContext());
+  b.setInsertionPointToEnd(module.getBody());
+  Location l = module.getLoc();
+  auto fn = LLVM::LLVMFuncOp::create(b, l, name, type, LLVM::Linkage::Internal);
+  Block *block = fn.addEntryBlock(b);
+  b.setInsertionPointToStart(block);
+  body(b, l, block->getArguments());
+  return fn;
+}
+
+std::string typeSuffix(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}
+
 /// The scalar kind code of host_abi.h for an element type (signedness is
 /// not in the type; integers print as signed).
 int32_t scalarKindCode(Type t) {
@@ -551,10 +578,20 @@ struct AtomicRMWLowering : HostPattern<AtomicRMWOp> {
     Type elem = getElementTypeOrSelf(op.getType());
     LLVM::AtomicBinOp bin = atomicBinOp(op.getKind(), elem);
     Value ptr = a.getPtr(), val = a.getVal(), mask = a.getMask();
+    auto module = op->getParentOfType<ModuleOp>();
+    auto fnType = LLVM::LLVMFunctionType::get(elem, {r.getI64Type(), elem});
+    std::string name = ("kiln_host_atomic_" + LLVM::stringifyAtomicBinOp(bin) +
+                        "_" + typeSuffix(elem))
+                           .str();
+    auto helper = getOrCreateHelper(
+        module, name, fnType, [&](OpBuilder &b, Location ll, ValueRange args) {
+          Value old = LLVM::AtomicRMWOp::create(b, ll, bin, addrToPtr(b, ll, args[0]),
+                                                args[1], LLVM::AtomicOrdering::acq_rel);
+          LLVM::ReturnOp::create(b, ll, old);
+        });
     auto one = [&](OpBuilder &b, Location ll, Value p, Value v, Value m) -> Value {
       auto rmw = [&](OpBuilder &bb, Location lll) -> Value {
-        return LLVM::AtomicRMWOp::create(bb, lll, bin, addrToPtr(bb, lll, p), v,
-                                         LLVM::AtomicOrdering::acq_rel);
+        return LLVM::CallOp::create(bb, lll, helper, ValueRange{p, v}).getResult();
       };
       if (!m)
         return rmw(b, ll);
@@ -584,11 +621,20 @@ struct AtomicCASLowering : HostPattern<AtomicCASOp> {
                                 ConversionPatternRewriter &r) const override {
     Location l = op.getLoc();
     Value ptr = a.getPtr(), cmp = a.getCmp(), val = a.getVal();
+    Type elem = getElementTypeOrSelf(op.getType());
+    auto module = op->getParentOfType<ModuleOp>();
+    auto fnType = LLVM::LLVMFunctionType::get(elem, {r.getI64Type(), elem, elem});
+    auto helper = getOrCreateHelper(
+        module, "kiln_host_cas_" + typeSuffix(elem), fnType,
+        [&](OpBuilder &b, Location ll, ValueRange args) {
+          Value pair = LLVM::AtomicCmpXchgOp::create(
+              b, ll, addrToPtr(b, ll, args[0]), args[1], args[2],
+              LLVM::AtomicOrdering::acq_rel, LLVM::AtomicOrdering::monotonic);
+          LLVM::ReturnOp::create(
+              b, ll, LLVM::ExtractValueOp::create(b, ll, pair, ArrayRef<int64_t>{0}));
+        });
     auto one = [&](OpBuilder &b, Location ll, Value p, Value c, Value v) -> Value {
-      Value pair = LLVM::AtomicCmpXchgOp::create(
-          b, ll, addrToPtr(b, ll, p), c, v, LLVM::AtomicOrdering::acq_rel,
-          LLVM::AtomicOrdering::monotonic);
-      return LLVM::ExtractValueOp::create(b, ll, pair, ArrayRef<int64_t>{0});
+      return LLVM::CallOp::create(b, ll, helper, ValueRange{p, c, v}).getResult();
     };
     auto type = dyn_cast<RankedTensorType>(op.getType());
     if (!type) {
@@ -780,11 +826,24 @@ struct PrintLowering : HostPattern<PrintOp> {
     auto *ctx = r.getContext();
     auto ptrTy = LLVM::LLVMPointerType::get(ctx);
     Value program = programArg(op);
-    Value fn = programField(r, l, program, offsetof(KilnHostProgram, print), ptrTy);
-    Value runtime = programField(r, l, program, offsetof(KilnHostProgram, runtime), ptrTy);
+    auto voidTy = LLVM::LLVMVoidType::get(ctx);
     auto fnType = LLVM::LLVMFunctionType::get(
-        LLVM::LLVMVoidType::get(ctx),
-        {ptrTy, ptrTy, r.getI32Type(), ptrTy, r.getI64Type(), r.getI32Type(), ptrTy});
+        voidTy, {ptrTy, ptrTy, r.getI32Type(), ptrTy, r.getI64Type(), r.getI32Type(), ptrTy});
+    // kiln_host_print(program, text, kind, data, count, rank, shape) calls
+    // program->print(program->runtime, text, ...).
+    auto helperType = LLVM::LLVMFunctionType::get(
+        voidTy, {ptrTy, ptrTy, r.getI32Type(), ptrTy, r.getI64Type(), r.getI32Type(), ptrTy});
+    auto helper = getOrCreateHelper(
+        module, "kiln_host_print", helperType,
+        [&](OpBuilder &b, Location ll, ValueRange args) {
+          Value fn = programField(b, ll, args[0], offsetof(KilnHostProgram, print), ptrTy);
+          Value runtime =
+              programField(b, ll, args[0], offsetof(KilnHostProgram, runtime), ptrTy);
+          SmallVector<Value> callArgs{fn, runtime};
+          callArgs.append(args.begin() + 1, args.end());
+          LLVM::CallOp::create(b, ll, fnType, callArgs);
+          LLVM::ReturnOp::create(b, ll, ValueRange{});
+        });
     auto call = [&](StringRef text, Value data, Type elem, int64_t count,
                     ArrayRef<int64_t> shape) {
       Value textPtr = stringConstant(r, l, module, text);
@@ -798,14 +857,14 @@ struct PrintLowering : HostPattern<PrintOp> {
           LLVM::StoreOp::create(r, l, i64Const(r, l, s), p);
         }
       }
-      SmallVector<Value> args{fn, runtime, textPtr,
+      SmallVector<Value> args{program, textPtr,
                               arith::ConstantOp::create(r, l, r.getI32IntegerAttr(
                                                                    elem ? scalarKindCode(elem) : 0)),
                               data ? data : Value(LLVM::ZeroOp::create(r, l, ptrTy)),
                               i64Const(r, l, count),
                               arith::ConstantOp::create(r, l, r.getI32IntegerAttr(shape.size())),
                               shapePtr};
-      LLVM::CallOp::create(r, l, fnType, args);
+      LLVM::CallOp::create(r, l, helper, args);
     };
     if (a.getArgs().empty())
       call(op.getFormat(), Value(), Type(), 0, {});
@@ -859,17 +918,24 @@ struct AssertLowering : HostPattern<AssertOp> {
     std::string text = where + "assertion failed: " + op.getMessage().str();
     Value program = programArg(op);
     auto module = op->getParentOfType<ModuleOp>();
-    auto fnType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
-                                              {ptrTy, ptrTy});
+    auto voidTy = LLVM::LLVMVoidType::get(ctx);
+    auto fnType = LLVM::LLVMFunctionType::get(voidTy, {ptrTy, ptrTy});
+    // kiln_host_trap(program, message) calls program->trap(runtime, message).
+    auto helper = getOrCreateHelper(
+        module, "kiln_host_trap", fnType,
+        [&](OpBuilder &b, Location ll, ValueRange args) {
+          Value fn = programField(b, ll, args[0], offsetof(KilnHostProgram, trap), ptrTy);
+          Value runtime =
+              programField(b, ll, args[0], offsetof(KilnHostProgram, runtime), ptrTy);
+          LLVM::CallOp::create(b, ll, fnType, ValueRange{fn, runtime, args[1]});
+          LLVM::ReturnOp::create(b, ll, ValueRange{});
+        });
     auto check = [&](OpBuilder &b, Location ll, Value cond) {
       Value bad = arith::XOrIOp::create(
           b, ll, cond, arith::ConstantOp::create(b, ll, b.getBoolAttr(true)));
       scf::IfOp::create(b, ll, bad, [&](OpBuilder &bb, Location lll) {
-        Value fn = programField(bb, lll, program, offsetof(KilnHostProgram, trap), ptrTy);
-        Value runtime =
-            programField(bb, lll, program, offsetof(KilnHostProgram, runtime), ptrTy);
-        LLVM::CallOp::create(bb, lll, fnType,
-                             ValueRange{fn, runtime, stringConstant(bb, lll, module, text)});
+        LLVM::CallOp::create(bb, lll, helper,
+                             ValueRange{program, stringConstant(bb, lll, module, text)});
         scf::YieldOp::create(bb, lll);
       });
     };
