@@ -31,4 +31,34 @@ def ConvertTileToHost : Pass<"convert-tile-to-host", "mlir::ModuleOp"> {
   ];
 }
 
+def KilnHostExpandF16 : Pass<"kiln-host-expand-f16"> {
+  let summary = "Expand f16 <-> f32 conversions into integer arithmetic";
+  let description = [{
+    The portable host baselines (x86-64-v2, generic aarch64 without FP16)
+    have no f16 conversion instructions, and LLVM would call
+    `__extendhfsf2` / `__truncsfhf2` from libgcc, which a host code object
+    must not depend on. This pass rewrites scalar `arith.extf` from f16 and
+    `arith.truncf` to f16 (and f16 <-> integer conversions, through f32)
+    into bit manipulation: exact widening, round-to-nearest-even
+    narrowing with overflow to infinity, subnormals kept, NaN stays NaN.
+    Run it after `arith-emulate-unsupported-floats` has moved f16
+    arithmetic to f32.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
+def KilnHostHalfAsI16 : Pass<"kiln-host-half-as-i16", "mlir::ModuleOp"> {
+  let summary = "Carry f16/bf16 values as i16 in the LLVM dialect";
+  let description = [{
+    Runs on LLVM-dialect IR in which all f16/bf16 arithmetic has already
+    been expanded (values are only loaded, stored, selected and passed
+    around). It retypes every remaining f16/bf16 value, block argument,
+    function signature and constant to i16 and drops the then-trivial
+    bitcasts, so that LLVM's backend never promotes a half-precision value
+    through float (which, on baselines without F16C/AVX512-BF16, calls
+    libgcc's __truncsfbf2 / __truncsfhf2).
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 #endif // KILN_CODEGEN_HOST_PASSES

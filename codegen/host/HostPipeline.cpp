@@ -75,11 +75,13 @@ void kiln::buildHostLoweringPipeline(OpPassManager &pm,
       "func.func(convert-linalg-to-loops),convert-bufferization-to-memref,"
       "expand-strided-metadata,lower-affine,"
       "func.func(math-expand-ops),"
-      "convert-scf-to-cf,arith-expand{include-bf16=true},"
+      "convert-scf-to-cf,"
+      "arith-emulate-unsupported-floats{source-types=f16,bf16 target-type=f32},"
+      "kiln-host-expand-f16,arith-expand{include-bf16=true},"
       "convert-math-to-llvm,convert-math-to-libm,"
       "finalize-memref-to-llvm,convert-arith-to-llvm,convert-cf-to-llvm,"
       "convert-func-to-llvm,convert-index-to-llvm,reconcile-unrealized-casts,"
-      "canonicalize";
+      "canonicalize,kiln-host-half-as-i16,canonicalize";
   if (failed(parsePassPipeline(kPipeline, pm, llvm::errs())))
     llvm::report_fatal_error("invalid built-in host pipeline");
 }

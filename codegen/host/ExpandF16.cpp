@@ -1,0 +1,228 @@
+//===- ExpandF16.cpp - kiln-host-expand-f16 ------------------------------===//
+//
+// f16 <-> f32 conversions without F16C and without libgcc. Both directions
+// are computed on the bit patterns (float arithmetic is used only where it
+// is exact or rounds like the target format, under the default
+// round-to-nearest-even mode):
+//
+//   f16 -> f32: move the exponent and mantissa into place and rebias;
+//               infinities/NaNs get the f32 all-ones exponent; subnormals
+//               are normalized by a float subtraction of a magic number.
+//   f32 -> f16: values at or above 65520 overflow to infinity (NaN stays
+//               a quiet NaN); values below 2^-14 become subnormals by a
+//               float addition that rounds at the right bit; normal values
+//               round to nearest even by adding 0xfff + the kept LSB.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/host/HostPasses.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNHOSTHALFASI16
+#define GEN_PASS_DEF_KILNHOSTEXPANDF16
+#include "codegen/host/HostPasses.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+Value i32c(OpBuilder &b, Location l, uint32_t v) {
+  return arith::ConstantOp::create(b, l, b.getI32IntegerAttr(int32_t(v)));
+}
+
+Value bitsToF32(OpBuilder &b, Location l, Value v) {
+  return arith::BitcastOp::create(b, l, b.getF32Type(), v);
+}
+Value f32ToBits(OpBuilder &b, Location l, Value v) {
+  return arith::BitcastOp::create(b, l, b.getI32Type(), v);
+}
+
+/// f16 (as a value of type f16) -> f32.
+Value extendF16(OpBuilder &b, Location l, Value h) {
+  Value h16 = arith::BitcastOp::create(b, l, b.getI16Type(), h);
+  Value x = arith::ExtUIOp::create(b, l, b.getI32Type(), h16);
+  Value sign = arith::ShLIOp::create(
+      b, l, arith::AndIOp::create(b, l, x, i32c(b, l, 0x8000)), i32c(b, l, 16));
+  Value o = arith::ShLIOp::create(
+      b, l, arith::AndIOp::create(b, l, x, i32c(b, l, 0x7fff)), i32c(b, l, 13));
+  Value shiftedExp = i32c(b, l, 0x7c00u << 13);
+  Value exp = arith::AndIOp::create(b, l, o, shiftedExp);
+  Value rebased = arith::AddIOp::create(b, l, o, i32c(b, l, (127 - 15) << 23));
+  // Inf / NaN: all-ones exponent.
+  Value infNan = arith::AddIOp::create(b, l, rebased, i32c(b, l, (128 - 16) << 23));
+  // Zero / subnormal: renormalize through the FPU (exact).
+  Value sub = arith::AddIOp::create(b, l, rebased, i32c(b, l, 1u << 23));
+  Value subF = arith::SubFOp::create(b, l, bitsToF32(b, l, sub),
+                                     bitsToF32(b, l, i32c(b, l, 113u << 23)));
+  Value subBits = f32ToBits(b, l, subF);
+  Value isInfNan = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, exp, shiftedExp);
+  Value isSub = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, exp, i32c(b, l, 0));
+  Value r = arith::SelectOp::create(b, l, isInfNan, infNan, rebased);
+  r = arith::SelectOp::create(b, l, isSub, subBits, r);
+  r = arith::OrIOp::create(b, l, r, sign);
+  return bitsToF32(b, l, r);
+}
+
+/// f32 -> f16 (round to nearest even).
+Value truncateToF16(OpBuilder &b, Location l, Value f) {
+  Value u = f32ToBits(b, l, f);
+  Value sign = arith::AndIOp::create(b, l, u, i32c(b, l, 0x80000000u));
+  Value a = arith::XOrIOp::create(b, l, u, sign); // |f|
+  // Overflow (>= 65520 rounds to inf) and Inf/NaN.
+  Value f32Inf = i32c(b, l, 255u << 23);
+  Value f16Max = i32c(b, l, (127u + 16) << 23);
+  Value isNan = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ugt, a, f32Inf);
+  Value big = arith::SelectOp::create(b, l, isNan, i32c(b, l, 0x7e00), i32c(b, l, 0x7c00));
+  Value isBig = arith::CmpIOp::create(b, l, arith::CmpIPredicate::uge, a, f16Max);
+  // Subnormal results: let the FPU round at the f16 subnormal LSB.
+  Value denormMagic = i32c(b, l, ((127u - 15) + (23 - 10) + 1) << 23);
+  Value sum = arith::AddFOp::create(b, l, bitsToF32(b, l, a), bitsToF32(b, l, denormMagic));
+  Value small = arith::SubIOp::create(b, l, f32ToBits(b, l, sum), denormMagic);
+  Value isSmall = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, a,
+                                        i32c(b, l, 113u << 23));
+  // Normal results: rebias and round to nearest even.
+  Value mantOdd = arith::AndIOp::create(
+      b, l, arith::ShRUIOp::create(b, l, a, i32c(b, l, 13)), i32c(b, l, 1));
+  Value n = arith::AddIOp::create(b, l, a, i32c(b, l, uint32_t((15 - 127) << 23) + 0xfff));
+  n = arith::AddIOp::create(b, l, n, mantOdd);
+  n = arith::ShRUIOp::create(b, l, n, i32c(b, l, 13));
+  Value r = arith::SelectOp::create(b, l, isSmall, small, n);
+  r = arith::SelectOp::create(b, l, isBig, big, r);
+  r = arith::OrIOp::create(b, l, r, arith::ShRUIOp::create(b, l, sign, i32c(b, l, 16)));
+  Value r16 = arith::TruncIOp::create(b, l, b.getI16Type(), r);
+  return arith::BitcastOp::create(b, l, b.getF16Type(), r16);
+}
+
+struct ExpandExtF : OpRewritePattern<arith::ExtFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::ExtFOp op, PatternRewriter &r) const override {
+    if (!op.getIn().getType().isF16())
+      return failure();
+    Value f = extendF16(r, op.getLoc(), op.getIn());
+    if (!op.getType().isF32())
+      f = arith::ExtFOp::create(r, op.getLoc(), op.getType(), f);
+    r.replaceOp(op, f);
+    return success();
+  }
+};
+
+struct ExpandTruncF : OpRewritePattern<arith::TruncFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::TruncFOp op, PatternRewriter &r) const override {
+    if (!op.getType().isF16())
+      return failure();
+    Value in = op.getIn();
+    // f64 goes through f32 (a double rounding only for values that are
+    // within 2^-24 relative of an f16 rounding boundary).
+    if (!in.getType().isF32())
+      in = arith::TruncFOp::create(r, op.getLoc(), r.getF32Type(), in);
+    r.replaceOp(op, truncateToF16(r, op.getLoc(), in));
+    return success();
+  }
+};
+
+/// Integer <-> f16 conversions go through f32.
+template <typename Op>
+struct ViaF32 : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op, PatternRewriter &r) const override {
+    Location l = op.getLoc();
+    if constexpr (std::is_same_v<Op, arith::FPToSIOp> ||
+                  std::is_same_v<Op, arith::FPToUIOp>) {
+      if (!op.getIn().getType().isF16())
+        return failure();
+      Value f = arith::ExtFOp::create(r, l, r.getF32Type(), op.getIn());
+      r.replaceOpWithNewOp<Op>(op, op.getType(), f);
+    } else {
+      if (!op.getType().isF16())
+        return failure();
+      Value f = Op::create(r, l, r.getF32Type(), op.getIn());
+      r.replaceOpWithNewOp<arith::TruncFOp>(op, op.getType(), f);
+    }
+    return success();
+  }
+};
+
+struct KilnHostExpandF16Pass
+    : kiln::impl::KilnHostExpandF16Base<KilnHostExpandF16Pass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<ExpandExtF, ExpandTruncF, ViaF32<arith::FPToSIOp>,
+                 ViaF32<arith::FPToUIOp>, ViaF32<arith::SIToFPOp>,
+                 ViaF32<arith::UIToFPOp>>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
+
+namespace {
+bool isHalf(Type t) { return t.isF16() || t.isBF16(); }
+
+struct KilnHostHalfAsI16Pass
+    : kiln::impl::KilnHostHalfAsI16Base<KilnHostHalfAsI16Pass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    Type i16 = IntegerType::get(&getContext(), 16);
+    auto retype = [&](Type t) { return isHalf(t) ? i16 : t; };
+    bool failedOp = false;
+    // Signatures first, so that calls and returns stay consistent.
+    module.walk([&](LLVM::LLVMFuncOp fn) {
+      auto type = fn.getFunctionType();
+      SmallVector<Type> params;
+      for (Type t : type.getParams())
+        params.push_back(retype(t));
+      fn.setFunctionType(LLVM::LLVMFunctionType::get(
+          retype(type.getReturnType()), params, type.isVarArg()));
+    });
+    module.walk([&](Operation *op) {
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (BlockArgument arg : block.getArguments())
+            if (isHalf(arg.getType()))
+              arg.setType(i16);
+      if (auto c = dyn_cast<LLVM::ConstantOp>(op)) {
+        auto f = dyn_cast<FloatAttr>(c.getValue());
+        if (f && isHalf(f.getType())) {
+          OpBuilder b(c);
+          auto bits = LLVM::ConstantOp::create(
+              b, c.getLoc(), i16,
+              b.getIntegerAttr(i16, f.getValue().bitcastToAPInt()));
+          c.replaceAllUsesWith(bits.getResult());
+          c.erase();
+        }
+        return;
+      }
+      if (auto cast = dyn_cast<LLVM::BitcastOp>(op)) {
+        Type from = retype(cast.getArg().getType());
+        Type to = retype(cast.getType());
+        if (from == to) {
+          cast.replaceAllUsesWith(cast.getArg());
+          cast.erase();
+        } else {
+          cast.getResult().setType(to);
+        }
+        return;
+      }
+      for (Value r : op->getResults()) {
+        if (!isHalf(r.getType()))
+          continue;
+        if (!isa<LLVM::LoadOp, LLVM::SelectOp, LLVM::CallOp, LLVM::ExtractValueOp,
+                 LLVM::UndefOp, LLVM::PoisonOp, LLVM::FreezeOp>(op)) {
+          op->emitError("f16/bf16 value left after expansion: ") << op->getName();
+          failedOp = true;
+          continue;
+        }
+        r.setType(i16);
+      }
+    });
+    if (failedOp)
+      signalPassFailure();
+  }
+};
+} // namespace
