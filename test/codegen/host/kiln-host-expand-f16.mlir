@@ -1,0 +1,36 @@
+// RUN: kiln-opt %s -kiln-host-expand-f16 | FileCheck %s
+
+// f16 <-> f32 conversions become bit manipulation: no extf/truncf on f16
+// remains (they would be libgcc calls on the portable baseline).
+
+// CHECK-LABEL: func.func @widen(
+// CHECK-NOT: arith.extf
+// CHECK: arith.bitcast %{{.*}} : f16 to i16
+// CHECK: arith.extui
+// CHECK: arith.select
+// CHECK: arith.bitcast %{{.*}} : i32 to f32
+func.func @widen(%h: f16) -> f32 {
+  %f = arith.extf %h : f16 to f32
+  return %f : f32
+}
+
+// CHECK-LABEL: func.func @narrow(
+// CHECK-NOT: arith.truncf
+// CHECK: arith.bitcast %{{.*}} : f32 to i32
+// CHECK: arith.trunci %{{.*}} : i32 to i16
+// CHECK: arith.bitcast %{{.*}} : i16 to f16
+func.func @narrow(%f: f32) -> f16 {
+  %h = arith.truncf %f : f32 to f16
+  return %h : f16
+}
+
+// Integer conversions go through f32.
+// CHECK-LABEL: func.func @ints(
+// CHECK: arith.sitofp %{{.*}} : i32 to f32
+// CHECK-NOT: arith.truncf
+// CHECK: arith.fptosi %{{.*}} : f32 to i32
+func.func @ints(%i: i32, %h: f16) -> (f16, i32) {
+  %a = arith.sitofp %i : i32 to f16
+  %b = arith.fptosi %h : f16 to i32
+  return %a, %b : f16, i32
+}
