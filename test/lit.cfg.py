@@ -20,6 +20,13 @@ llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.kiln_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["kiln", "kiln-opt", "KilnUnitTests"], tool_dirs)
+llvm_config.add_tool_substitutions(["kiln", "kiln-opt", "kiln-bundle-test",
+                                    "KilnUnitTests", "KilnBundleTests",
+                                    "kiln-run", "kiln-runtime-testgen"],
+                                   tool_dirs)
+# Backends in this build: features host-backend, nvptx-backend, ...
+for backend in getattr(config, "kiln_backends", "").split(","):
+    if backend:
+        config.available_features.add(backend + "-backend")
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.kiln_tools_dir, append_path=True)

@@ -1,0 +1,79 @@
+//===- Bundle.h - The contents of a .kpack bundle --------------*- C++ -*-===//
+//
+// Plain data for the bundle writer and reader (docs/bundle.md is the
+// contract): the launch metadata of every kernel and its variants, and one
+// image per (kernel, variant, target). No MLIR here: the driver fills these
+// from the AST and the specialized module (KernelMetadata.h), backends
+// provide the images.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_COMPILER_BUNDLE_BUNDLE_H
+#define KILN_COMPILER_BUNDLE_BUNDLE_H
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kiln::bundle {
+
+/// The bundle format version this compiler writes and reads. It changes
+/// whenever a reader of the previous version would misread a new bundle.
+constexpr unsigned kFormatVersion = 1;
+/// `kiln.format` of the manifest binary and `format` of its JSON.
+constexpr const char *kFormatName = "kiln-bundle";
+
+/// A runtime parameter as the language declares it. The MLIR types lose
+/// signedness and bool-ness, so the type is the language's spelling.
+struct ParamSignature {
+  std::string name;
+  std::string type;  ///< "*f32", "i32", "u64", "bool", "f16", ...
+  int64_t align = 0; ///< @align(N) on a pointer; 0 without one.
+  int64_t div = 0;   ///< @div(N) on an integer; 0 without one.
+};
+
+struct KernelSignature {
+  std::string name;
+  std::vector<ParamSignature> params; ///< In declaration order.
+  /// Const params in declaration order, then `warps` and `stages`.
+  std::vector<std::string> constParams;
+};
+
+struct VariantMetadata {
+  int64_t index = 0;
+  /// One value per const param, in KernelSignature::constParams order.
+  std::vector<std::pair<std::string, int64_t>> constValues;
+};
+
+struct KernelMetadata {
+  KernelSignature signature;
+  std::vector<std::string> grid;             ///< Prefix form, one per axis.
+  std::vector<std::string> key;              ///< Names of params.
+  std::vector<std::string> launchConditions; ///< Prefix form.
+  std::vector<VariantMetadata> variants;     ///< By increasing index.
+};
+
+/// One code object of one (kernel, variant, target).
+struct Image {
+  std::string kernel;
+  int64_t variant = 0;
+  std::string target;        ///< As requested: "host", "sm_90a", ...
+  std::string triple;
+  std::string arch;
+  std::string entry;         ///< The symbol to call, e.g. "softmax_v3".
+  uint16_t imageKind = 0;    ///< llvm::object::ImageKind
+  uint16_t offloadKind = 0;  ///< llvm::object::OffloadKind
+  std::string resourcesJson = "{}"; ///< A JSON object.
+  std::string bytes;
+};
+
+struct Bundle {
+  std::string source;  ///< Base name of the compiled file.
+  std::string hostCpu; ///< Arch of the `host` target's images; may be empty.
+  std::vector<KernelMetadata> kernels; ///< In source order.
+  std::vector<Image> images;           ///< Any order for the writer.
+};
+
+} // namespace kiln::bundle
+
+#endif // KILN_COMPILER_BUNDLE_BUNDLE_H

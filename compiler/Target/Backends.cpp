@@ -1,0 +1,21 @@
+//===- Backends.cpp - Registration of the built-in backends ---------------===//
+//
+// KILN_HAVE_<NAME>_BACKEND is defined by the top-level CMakeLists.txt only
+// when the backend's option is on and its library target exists.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Target/Backends.h"
+
+#ifdef KILN_HAVE_HOST_BACKEND
+#include "codegen/host/HostBackend.h"
+#endif
+
+void kiln::registerBuiltinBackends() {
+  static const bool registered = [] {
+#ifdef KILN_HAVE_HOST_BACKEND
+    registerHostBackend();
+#endif
+    return true;
+  }();
+  (void)registered;
+}

@@ -1,0 +1,47 @@
+//===- TargetBackend.cpp - The backend registry ---------------------------===//
+//
+// Backends register once at start-up (registerBuiltinBackends, or a test
+// tool registering its own), before any lookup; the registry is not meant
+// to change while the driver compiles. Backends are kept sorted by name so
+// that lookups and listings never depend on the order of registration.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Target/TargetBackend.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <cassert>
+
+using namespace kiln;
+
+TargetBackend::~TargetBackend() = default;
+
+static std::vector<std::unique_ptr<TargetBackend>> &registry() {
+  static std::vector<std::unique_ptr<TargetBackend>> backends;
+  return backends;
+}
+
+void kiln::registerBackend(std::unique_ptr<TargetBackend> backend) {
+  assert(backend && "registering a null backend");
+  auto &backends = registry();
+  llvm::StringRef name = backend->getName();
+  auto pos = llvm::partition_point(
+      backends, [&](const auto &b) { return b->getName() < name; });
+  assert((pos == backends.end() || (*pos)->getName() != name) &&
+         "two backends with one name");
+  backends.insert(pos, std::move(backend));
+}
+
+TargetBackend *kiln::lookupBackendForArch(llvm::StringRef arch) {
+  for (auto &backend : registry())
+    if (backend->handlesArch(arch))
+      return backend.get();
+  return nullptr;
+}
+
+std::vector<TargetBackend *> kiln::getRegisteredBackends() {
+  std::vector<TargetBackend *> result;
+  for (auto &backend : registry())
+    result.push_back(backend.get());
+  return result;
+}

@@ -1,0 +1,485 @@
+//===- kiln/runtime.h - The Kiln runtime C++ API ----------------*- C++ -*-===//
+//
+// libkiln_runtime loads a Kiln bundle (.kpack, docs/bundle.md) and launches
+// its kernels on a device. It links no LLVM, MLIR or vendor SDK.
+//
+//   auto Dev = kiln::rt::Device::open("auto");        // a GPU, else the host
+//   auto Mod = Dev->loadModuleFile("softmax.kpack");
+//   auto K = Mod->kernel("softmax");
+//   auto S = Dev->createStream();
+//   auto X = Dev->allocate(Bytes);
+//   S->copyToDevice(*X, 0, Host, Bytes);
+//   auto Plan = K->launch(*S, {Arg::pointer(*X), Arg::pointer(*Y),
+//                              Arg::i32(Rows), Arg::i32(Cols),
+//                              Arg::i32(Stride)});
+//
+// Errors are values: every fallible call returns an Error or an Expected<T>
+// carrying a one-line message and an ErrorCode; nothing throws out of this
+// API and nothing aborts. Handles (Device, Module, Kernel, Bundle) are
+// cheap to copy and keep what they refer to alive; Buffer, Stream and Event
+// are move-only owners. docs/runtime.md describes the whole API.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_RUNTIME_H
+#define KILN_RUNTIME_H
+
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kiln::rt {
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+/// What kind of failure an Error is. The values are those of `kiln_status`
+/// in runtime_c.h.
+enum class ErrorCode : int {
+  Success = 0,
+  InvalidArgument = 1,   ///< a bad value passed to the API or the tool
+  NotFound = 2,          ///< no kernel / variant / const param of that name
+  InvalidBundle = 3,     ///< truncated, corrupt or inconsistent bundle
+  UnsupportedVersion = 4,///< a bundle format this runtime does not read
+  NoImage = 5,           ///< the bundle has no code object for this device
+  LaunchRefused = 6,     ///< argument checks, promises, conditions, grid
+  KernelTrapped = 7,     ///< a kernel called trap (failed assert)
+  UnsupportedDevice = 8, ///< a device kind this build cannot drive
+  IO = 9,                ///< a file cannot be read or written
+  Driver = 10,           ///< the driver or the loader failed (dlopen, ...)
+  OutOfMemory = 11,
+};
+
+/// The outcome of an operation: success, or a code and a one-line message.
+/// Like llvm::Error, it converts to true when it holds a failure.
+class [[nodiscard]] Error {
+public:
+  Error() = default;
+  Error(ErrorCode Code, std::string Message)
+      : Code(Code), Message(std::move(Message)) {}
+  static Error success() { return Error(); }
+
+  explicit operator bool() const { return Code != ErrorCode::Success; }
+  ErrorCode code() const { return Code; }
+  const std::string &message() const { return Message; }
+
+private:
+  ErrorCode Code = ErrorCode::Success;
+  std::string Message;
+};
+
+/// A T or the Error that prevented it.
+template <typename T> class [[nodiscard]] Expected {
+public:
+  Expected(T Value) : Value(std::move(Value)) {}
+  Expected(Error E) : Err(std::move(E)) {
+    assert(Err && "an Expected<T> needs a value or a failure");
+  }
+
+  explicit operator bool() const { return Value.has_value(); }
+  T &operator*() { return *Value; }
+  const T &operator*() const { return *Value; }
+  T *operator->() { return &*Value; }
+  const T *operator->() const { return &*Value; }
+
+  /// The failure (or success, if this holds a value).
+  const Error &error() const { return Err; }
+  Error takeError() { return std::move(Err); }
+
+private:
+  std::optional<T> Value;
+  Error Err;
+};
+
+//===----------------------------------------------------------------------===//
+// Types and values
+//===----------------------------------------------------------------------===//
+
+/// The language's scalar types; same order and values as KilnScalarKind in
+/// kiln/host_abi.h.
+enum class ScalarType : uint8_t {
+  Bool = 0, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64
+};
+
+/// "bool", "i32", "bf16", ...
+std::string_view typeName(ScalarType T);
+/// Size in bytes of a value of T in memory (bool: 1).
+size_t typeSize(ScalarType T);
+bool isIntegerType(ScalarType T);
+bool isSignedType(ScalarType T);
+bool isFloatType(ScalarType T);
+/// Parses a scalar type name ("f32"); nullopt if it is none.
+std::optional<ScalarType> parseScalarType(std::string_view Name);
+
+/// A kernel parameter's language type: a scalar or a pointer to one.
+struct ParamType {
+  bool IsPointer = false;
+  ScalarType Element = ScalarType::I32;
+  /// "*f32", "i32".
+  std::string str() const;
+};
+
+/// IEEE binary16 / bfloat16 conversions (round to nearest even; overflow
+/// gives infinity; a NaN stays a NaN, made quiet, with its sign).
+uint16_t floatToBF16(float Value);
+float bf16ToFloat(uint16_t Bits);
+uint16_t floatToHalf(float Value);
+float halfToFloat(uint16_t Bits);
+
+class Buffer;
+
+/// One launch argument: a pointer (a device buffer or a raw device address)
+/// or a scalar of a language type, held in its natural C representation
+/// (bool: one byte 0/1; f16/bf16: the 16-bit pattern).
+class Arg {
+public:
+  /// A device buffer. Without an element type the pointee type is not
+  /// checked against the parameter.
+  static Arg pointer(const Buffer &B,
+                     std::optional<ScalarType> Element = std::nullopt);
+  /// A raw device address (host device: a host address).
+  static Arg pointer(const void *Address,
+                     std::optional<ScalarType> Element = std::nullopt);
+  /// A scalar from its raw bits (the low typeSize(T) bytes are used).
+  static Arg scalarBits(ScalarType T, uint64_t Bits);
+
+  static Arg boolean(bool V) { return scalarBits(ScalarType::Bool, V ? 1 : 0); }
+  static Arg i8(int8_t V) { return scalarBits(ScalarType::I8, uint8_t(V)); }
+  static Arg i16(int16_t V) { return scalarBits(ScalarType::I16, uint16_t(V)); }
+  static Arg i32(int32_t V) { return scalarBits(ScalarType::I32, uint32_t(V)); }
+  static Arg i64(int64_t V) { return scalarBits(ScalarType::I64, uint64_t(V)); }
+  static Arg u8(uint8_t V) { return scalarBits(ScalarType::U8, V); }
+  static Arg u16(uint16_t V) { return scalarBits(ScalarType::U16, V); }
+  static Arg u32(uint32_t V) { return scalarBits(ScalarType::U32, V); }
+  static Arg u64(uint64_t V) { return scalarBits(ScalarType::U64, V); }
+  static Arg f16Bits(uint16_t V) { return scalarBits(ScalarType::F16, V); }
+  static Arg bf16Bits(uint16_t V) { return scalarBits(ScalarType::BF16, V); }
+  static Arg f16(float V) { return f16Bits(floatToHalf(V)); }
+  static Arg bf16(float V) { return bf16Bits(floatToBF16(V)); }
+  static Arg f32(float V);
+  static Arg f64(double V);
+
+  bool isPointer() const { return Pointer; }
+  /// The scalar's type, or the pointee type of a typed pointer.
+  ScalarType type() const { return Type; }
+  bool hasElementType() const { return Typed; }
+  const void *address() const { return Address; }
+  /// The scalar's bits, zero-extended.
+  uint64_t bits() const { return Bits; }
+  /// The scalar as a 64-bit integer (sign-extended for signed types).
+  int64_t asInt64() const;
+  /// Where the value lives, as the host ABI's `args[i]` wants it.
+  const void *storage() const;
+  /// The device a buffer argument belongs to (null for raw addresses).
+  const void *deviceTag() const { return DeviceTag; }
+  /// "i32 5", "*f32 0x7f...".
+  std::string str() const;
+
+private:
+  bool Pointer = false;
+  bool Typed = false;
+  ScalarType Type = ScalarType::I32;
+  const void *Address = nullptr;
+  const void *DeviceTag = nullptr;
+  uint64_t Bits = 0;
+  unsigned char Storage[8] = {};
+};
+
+//===----------------------------------------------------------------------===//
+// Bundles
+//===----------------------------------------------------------------------===//
+
+struct ParamInfo {
+  std::string Name;
+  ParamType Type;
+  int64_t Div = 0;   ///< @div(N), 0 when absent
+  int64_t Align = 0; ///< @align(N), 0 when absent
+};
+
+struct ImageInfo {
+  std::string Target; ///< "host", "nvptx", "amdgpu" (the manifest's word)
+  std::string Triple;
+  std::string Arch;
+  std::string Entry;
+  uint16_t ImageKind = 0;   ///< llvm::object::ImageKind
+  uint16_t OffloadKind = 0; ///< llvm::object::OffloadKind
+  uint64_t Offset = 0;      ///< of the code object in the bundle's bytes
+  uint64_t Size = 0;
+  std::string Resources;    ///< the manifest's "resources" object, as JSON
+};
+
+struct VariantInfo {
+  unsigned Index = 0;
+  /// One value per KernelInfo::ConstParams entry, in that order.
+  std::vector<int64_t> ConstValues;
+  std::vector<ImageInfo> Images;
+};
+
+struct KernelInfo {
+  std::string Name;
+  std::vector<ParamInfo> Params;
+  std::vector<std::string> ConstParams;
+  /// Per const param: true if it is a bool flag (values 0/1).
+  std::vector<bool> ConstIsBool;
+  /// Grid and launch conditions in the manifest's prefix form.
+  std::vector<std::string> Grid;
+  std::vector<std::string> Key;
+  std::vector<std::string> LaunchConditions;
+  std::vector<VariantInfo> Variants;
+
+  /// "softmax_v3".
+  std::string variantName(const VariantInfo &V) const;
+  /// "BLOCK=1024, warps=4, stages=2".
+  std::string variantConfig(const VariantInfo &V) const;
+};
+
+namespace detail {
+struct BundleData;
+class DeviceImpl;
+class StreamImpl;
+class EventImpl;
+class ModuleImpl;
+} // namespace detail
+
+/// A parsed, validated bundle (docs/bundle.md): the container, the
+/// manifest and the code objects. Immutable; copies share the data.
+class Bundle {
+public:
+  /// Reads and validates a bundle file.
+  static Expected<Bundle> readFile(const std::string &Path);
+  /// Validates a bundle held in memory (the bytes are copied). `Name` is
+  /// used in messages.
+  static Expected<Bundle> readMemory(const void *Data, size_t Size,
+                                     std::string Name = "<memory>");
+
+  const std::string &name() const;
+  const std::string &source() const;
+  const std::vector<KernelInfo> &kernels() const;
+  /// Null if the bundle has no kernel of that name.
+  const KernelInfo *findKernel(std::string_view Name) const;
+  /// The bytes of a code object.
+  const uint8_t *imageData(const ImageInfo &Image) const;
+
+  const std::shared_ptr<const detail::BundleData> &data() const { return Data; }
+
+private:
+  static Expected<Bundle> readOwned(std::vector<uint8_t> Bytes,
+                                    std::string Name);
+  explicit Bundle(std::shared_ptr<const detail::BundleData> Data)
+      : Data(std::move(Data)) {}
+  std::shared_ptr<const detail::BundleData> Data;
+};
+
+//===----------------------------------------------------------------------===//
+// Devices, memory, streams, events
+//===----------------------------------------------------------------------===//
+
+enum class DeviceKind { Host, Cuda, Hip };
+
+class Device;
+
+/// Device memory, freed when the Buffer is destroyed.
+class Buffer {
+public:
+  Buffer() = default;
+  Buffer(Buffer &&Other) noexcept;
+  Buffer &operator=(Buffer &&Other) noexcept;
+  Buffer(const Buffer &) = delete;
+  Buffer &operator=(const Buffer &) = delete;
+  ~Buffer();
+
+  /// The device address (for the host device, a host address).
+  void *data() const { return Ptr; }
+  size_t size() const { return Size; }
+  const void *deviceTag() const { return Dev.get(); }
+
+private:
+  friend class Device;
+  std::shared_ptr<detail::DeviceImpl> Dev;
+  void *Ptr = nullptr;
+  size_t Size = 0;
+};
+
+class Event;
+
+/// An in-order queue of copies, fills, launches and event records. On the
+/// host device every operation completes before the call returns; code
+/// written against the API must still synchronize before reading results
+/// on the host, as it must on a GPU.
+class Stream {
+public:
+  Stream();
+  Stream(Stream &&) noexcept;
+  Stream &operator=(Stream &&) noexcept;
+  ~Stream();
+
+  Error copyToDevice(Buffer &Dst, size_t DstOffset, const void *Src,
+                     size_t Bytes);
+  Error copyToHost(void *Dst, const Buffer &Src, size_t SrcOffset,
+                   size_t Bytes);
+  Error copy(Buffer &Dst, size_t DstOffset, const Buffer &Src,
+             size_t SrcOffset, size_t Bytes);
+  /// Sets `Bytes` bytes from `Offset` to `Value` (memset).
+  Error fill(Buffer &Dst, size_t Offset, uint8_t Value, size_t Bytes);
+  Error record(Event &E);
+  Error synchronize();
+
+  detail::StreamImpl *impl() const { return Impl.get(); }
+  const void *deviceTag() const { return Dev.get(); }
+
+private:
+  friend class Device;
+  std::shared_ptr<detail::DeviceImpl> Dev;
+  std::unique_ptr<detail::StreamImpl> Impl;
+};
+
+/// A point in a stream, for synchronization and timing.
+class Event {
+public:
+  Event();
+  Event(Event &&) noexcept;
+  Event &operator=(Event &&) noexcept;
+  ~Event();
+
+  /// Waits until the work recorded before the event is done.
+  Error synchronize();
+  /// Milliseconds between two recorded events of the same device.
+  static Expected<double> elapsedMilliseconds(const Event &Start,
+                                              const Event &End);
+
+  detail::EventImpl *impl() const { return Impl.get(); }
+
+private:
+  friend class Device;
+  friend class Stream;
+  std::shared_ptr<detail::DeviceImpl> Dev;
+  std::unique_ptr<detail::EventImpl> Impl;
+};
+
+class Module;
+
+/// Receives one line of kernel `print` output (without the newline).
+using PrintHandler = std::function<void(const std::string &Line)>;
+
+/// A device: "host", and (with the GPU drivers) "cuda[:N]", "hip[:N]".
+class Device {
+public:
+  /// Opens a device. `Spec` is "auto" (a GPU if one is usable, else the
+  /// host), "host", "cuda", "cuda:N", "hip" or "hip:N".
+  static Expected<Device> open(std::string_view Spec = "auto");
+
+  DeviceKind kind() const;
+  /// "host", "cuda:0".
+  std::string name() const;
+  /// "host (16 threads)".
+  std::string description() const;
+
+  Expected<Buffer> allocate(size_t Bytes);
+  Expected<Stream> createStream();
+  Expected<Event> createEvent();
+
+  /// Loads the code objects of a bundle that this device can run.
+  Expected<Module> loadModule(const Bundle &B);
+  Expected<Module> loadModuleFile(const std::string &Path);
+  Expected<Module> loadModuleMemory(const void *Data, size_t Size,
+                                    std::string Name = "<memory>");
+
+  /// Where kernel `print` lines go (default: standard output). Set it
+  /// before launching; it applies to later launches on this device.
+  void setPrintHandler(PrintHandler Handler);
+
+  const std::shared_ptr<detail::DeviceImpl> &impl() const { return Impl; }
+
+private:
+  friend class Module;
+  explicit Device(std::shared_ptr<detail::DeviceImpl> Impl)
+      : Impl(std::move(Impl)) {}
+  std::shared_ptr<detail::DeviceImpl> Impl;
+};
+
+//===----------------------------------------------------------------------===//
+// Modules, kernels, launches
+//===----------------------------------------------------------------------===//
+
+/// How a launch picks its variant. Without an override the first candidate
+/// (in variant order) whose launch conditions hold is chosen.
+struct LaunchOptions {
+  /// Const param values the variant must have ("BLOCK" = 1024, ...).
+  std::vector<std::pair<std::string, int64_t>> Config;
+  /// A variant index, instead of or on top of Config.
+  std::optional<unsigned> Variant;
+};
+
+/// Parses "BLOCK=1024,warps=4" (bool values may be written true/false)
+/// into LaunchOptions::Config.
+Expected<std::vector<std::pair<std::string, int64_t>>>
+parseConfig(std::string_view Text);
+
+/// What a launch does (or did): the variant and the evaluated grid.
+struct LaunchPlan {
+  unsigned Variant = 0;
+  std::string VariantName; ///< "softmax_v3"
+  std::string Config;      ///< "BLOCK=1024, warps=4, stages=2"
+  int64_t Grid[3] = {1, 1, 1};
+  /// Grid[0] * Grid[1] * Grid[2].
+  uint64_t programs() const;
+};
+
+/// A kernel of a loaded module.
+class Kernel {
+public:
+  const KernelInfo &info() const;
+  const std::string &name() const { return info().Name; }
+
+  /// Checks the arguments against the parameters (count, kinds, types,
+  /// @div and @align promises), selects the variant and evaluates its grid,
+  /// without launching.
+  Expected<LaunchPlan> plan(const std::vector<Arg> &Args,
+                            const LaunchOptions &Options = {}) const;
+  /// Loads the code object of the variant with this index now, so that
+  /// the first launch of it (which would load it) is not slowed down.
+  Error load(unsigned Variant) const;
+  /// plan() and then launches on `S` (nothing runs if a grid axis is 0).
+  Expected<LaunchPlan> launch(Stream &S, const std::vector<Arg> &Args,
+                              const LaunchOptions &Options = {}) const;
+
+private:
+  friend class Module;
+  Kernel(std::shared_ptr<detail::ModuleImpl> M, unsigned Index)
+      : M(std::move(M)), Index(Index) {}
+  std::shared_ptr<detail::ModuleImpl> M;
+  unsigned Index;
+};
+
+/// A bundle loaded on a device.
+class Module {
+public:
+  /// The named kernel; an unknown name gives an error that lists the
+  /// kernels and suggests the nearest one.
+  Expected<Kernel> kernel(std::string_view Name) const;
+  std::vector<std::string> kernelNames() const;
+  const Bundle &bundle() const;
+  Device device() const;
+
+private:
+  friend class Device;
+  explicit Module(std::shared_ptr<detail::ModuleImpl> Impl)
+      : Impl(std::move(Impl)) {}
+  std::shared_ptr<detail::ModuleImpl> Impl;
+};
+
+/// The closest of `Candidates` to `Name` by edit distance, or "" if none is
+/// close enough to suggest.
+std::string nearestName(std::string_view Name,
+                        const std::vector<std::string> &Candidates);
+
+} // namespace kiln::rt
+
+#endif // KILN_RUNTIME_H

@@ -1,0 +1,328 @@
+//===- Manifest.cpp - The bundle's manifest JSON --------------------------===//
+//
+// Parses and validates the manifest (docs/bundle.md) with nlohmann::json.
+// nlohmann reports malformed input by throwing; this file is the only one
+// that lets it, and catches everything before returning.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Internal.h"
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+using namespace kiln::rt;
+using namespace kiln::rt::detail;
+using nlohmann::json;
+
+namespace {
+
+constexpr size_t kMaxVariants = 1 << 20;
+constexpr size_t kMaxImagesPerVariant = 256;
+
+Error invalid(const std::string &Message) {
+  return Error(ErrorCode::InvalidBundle, "manifest: " + Message);
+}
+
+bool getInt(const json &J, int64_t &Out) {
+  if (!J.is_number_integer())
+    return false;
+  if (J.is_number_unsigned()) {
+    uint64_t U = J.get<uint64_t>();
+    if (U > uint64_t(INT64_MAX))
+      return false;
+    Out = int64_t(U);
+    return true;
+  }
+  Out = J.get<int64_t>();
+  return true;
+}
+
+/// Reads an optional array of strings; false if it is there but malformed.
+bool getStrings(const json &Object, const char *Key,
+                std::vector<std::string> &Out) {
+  auto It = Object.find(Key);
+  if (It == Object.end())
+    return true;
+  if (!It->is_array())
+    return false;
+  for (const json &E : *It) {
+    if (!E.is_string())
+      return false;
+    Out.push_back(E.get<std::string>());
+  }
+  return true;
+}
+
+const std::string *getString(const json &Object, const char *Key) {
+  auto It = Object.find(Key);
+  if (It == Object.end() || !It->is_string())
+    return nullptr;
+  return It->get_ptr<const std::string *>();
+}
+
+class KernelParser {
+public:
+  KernelParser(KernelInfo &K, KernelExprs &X) : K(K), X(X) {}
+
+  Error parse(const json &J) {
+    if (!J.is_object())
+      return invalid("a kernel is not an object");
+    const std::string *Name = getString(J, "name");
+    if (!Name || Name->empty())
+      return invalid("a kernel has no name");
+    K.Name = *Name;
+    Where = "kernel '" + K.Name + "': ";
+    if (Error E = parseParams(J))
+      return E;
+    if (!getStrings(J, "const_params", K.ConstParams) ||
+        !getStrings(J, "grid", K.Grid) || !getStrings(J, "key", K.Key) ||
+        !getStrings(J, "launch_conditions", K.LaunchConditions))
+      return fail("'const_params', 'grid', 'key' and 'launch_conditions' "
+                  "must be arrays of strings");
+    std::set<std::string> Names;
+    for (const ParamInfo &P : K.Params)
+      Names.insert(P.Name);
+    for (const std::string &C : K.ConstParams)
+      if (!Names.insert(C).second)
+        return fail("name '" + C + "' is declared twice");
+    for (const std::string &Key : K.Key) {
+      const ParamInfo *P = findParam(Key);
+      if (!P || P->Type.IsPointer || !isIntegerType(P->Type.Element))
+        return fail("key '" + Key + "' is not an integer runtime param");
+    }
+    if (K.Grid.empty() || K.Grid.size() > 3)
+      return fail("the grid has " + std::to_string(K.Grid.size()) +
+                  " axes (1 to 3 expected)");
+    for (size_t I = 0; I < K.Grid.size(); ++I) {
+      Expected<Expr> E = parseExpr(K.Grid[I]);
+      if (!E)
+        return fail("grid axis " + std::to_string(I) + " '" + K.Grid[I] +
+                    "': " + E.error().message());
+      X.Grid.push_back(std::move(*E));
+    }
+    for (const std::string &C : K.LaunchConditions) {
+      Expected<Expr> E = parseExpr(C);
+      if (!E)
+        return fail("launch condition '" + C + "': " + E.error().message());
+      X.Conditions.push_back(std::move(*E));
+    }
+    return parseVariants(J);
+  }
+
+private:
+  Error parseParams(const json &J) {
+    auto It = J.find("params");
+    if (It == J.end() || !It->is_array())
+      return fail("'params' must be an array");
+    std::set<std::string> Names;
+    for (const json &PJ : *It) {
+      if (!PJ.is_object())
+        return fail("a parameter is not an object");
+      ParamInfo P;
+      const std::string *Name = getString(PJ, "name");
+      const std::string *Type = getString(PJ, "type");
+      if (!Name || Name->empty() || !Type)
+        return fail("a parameter has no name or type");
+      P.Name = *Name;
+      if (!Names.insert(P.Name).second)
+        return fail("parameter '" + P.Name + "' is declared twice");
+      std::string_view T = *Type;
+      P.Type.IsPointer = !T.empty() && T[0] == '*';
+      std::optional<ScalarType> Elem =
+          parseScalarType(P.Type.IsPointer ? T.substr(1) : T);
+      if (!Elem || (P.Type.IsPointer && *Elem == ScalarType::Bool))
+        return fail("parameter '" + P.Name + "' has unknown type '" + *Type +
+                    "'");
+      P.Type.Element = *Elem;
+      if (Error E = parsePromise(PJ, "div", P, P.Div))
+        return E;
+      if (Error E = parsePromise(PJ, "align", P, P.Align))
+        return E;
+      if (P.Div && (P.Type.IsPointer || !isIntegerType(P.Type.Element)))
+        return fail("@div on parameter '" + P.Name + "' of type " +
+                    P.Type.str());
+      if (P.Align && !P.Type.IsPointer)
+        return fail("@align on parameter '" + P.Name + "' of type " +
+                    P.Type.str());
+      if (P.Align & (P.Align - 1))
+        return fail("@align(" + std::to_string(P.Align) + ") on '" + P.Name +
+                    "' is not a power of two");
+      K.Params.push_back(std::move(P));
+    }
+    return Error::success();
+  }
+
+  Error parsePromise(const json &PJ, const char *Key, const ParamInfo &P,
+                     int64_t &Out) {
+    auto It = PJ.find(Key);
+    if (It == PJ.end())
+      return Error::success();
+    if (!getInt(*It, Out) || Out <= 0)
+      return fail("parameter '" + P.Name + "' has a bad '" + Key + "'");
+    return Error::success();
+  }
+
+  Error parseVariants(const json &J) {
+    auto It = J.find("variants");
+    if (It == J.end() || !It->is_array())
+      return fail("'variants' must be an array");
+    if (It->size() > kMaxVariants)
+      return fail("too many variants");
+    K.ConstIsBool.assign(K.ConstParams.size(), false);
+    std::set<int64_t> Indices;
+    for (const json &VJ : *It) {
+      VariantInfo V;
+      int64_t Index;
+      auto IndexIt = VJ.is_object() ? VJ.find("index") : VJ.end();
+      if (!VJ.is_object() || IndexIt == VJ.end() || !getInt(*IndexIt, Index) ||
+          Index < 0 || Index > int64_t(UINT32_MAX))
+        return fail("a variant has no valid 'index'");
+      V.Index = unsigned(Index);
+      if (!Indices.insert(Index).second)
+        return fail("variant " + std::to_string(Index) + " appears twice");
+      std::string VWhere = "variant " + std::to_string(Index) + ": ";
+      auto ConstIt = VJ.find("const");
+      if (!K.ConstParams.empty() &&
+          (ConstIt == VJ.end() || !ConstIt->is_object()))
+        return fail(VWhere + "'const' must be an object");
+      for (size_t C = 0; C < K.ConstParams.size(); ++C) {
+        auto ValueIt = ConstIt->find(K.ConstParams[C]);
+        int64_t Value = 0;
+        if (ValueIt != ConstIt->end() && ValueIt->is_boolean()) {
+          Value = ValueIt->get<bool>();
+          K.ConstIsBool[C] = true;
+        } else if (ValueIt == ConstIt->end() || !getInt(*ValueIt, Value)) {
+          return fail(VWhere + "const param '" + K.ConstParams[C] +
+                      "' has no integer value");
+        }
+        V.ConstValues.push_back(Value);
+      }
+      auto ImagesIt = VJ.find("images");
+      if (ImagesIt == VJ.end() || !ImagesIt->is_array() ||
+          ImagesIt->size() > kMaxImagesPerVariant)
+        return fail(VWhere + "'images' must be an array");
+      for (const json &IJ : *ImagesIt) {
+        ImageInfo Img;
+        const std::string *Target = IJ.is_object() ? getString(IJ, "target")
+                                                   : nullptr;
+        const std::string *Triple = Target ? getString(IJ, "triple") : nullptr;
+        const std::string *Arch = Target ? getString(IJ, "arch") : nullptr;
+        const std::string *Entry = Target ? getString(IJ, "entry") : nullptr;
+        if (!Target || !Triple || !Arch || !Entry || Entry->empty())
+          return fail(VWhere + "an image needs 'target', 'triple', 'arch' "
+                               "and 'entry' strings");
+        Img.Target = *Target;
+        Img.Triple = *Triple;
+        Img.Arch = *Arch;
+        Img.Entry = *Entry;
+        for (const ImageInfo &Other : V.Images)
+          if (Other.Triple == Img.Triple && Other.Arch == Img.Arch)
+            return fail(VWhere + "two images for " + Img.Triple + " " +
+                        Img.Arch);
+        auto ResIt = IJ.find("resources");
+        Img.Resources = ResIt == IJ.end() ? "{}" : ResIt->dump();
+        V.Images.push_back(std::move(Img));
+      }
+      K.Variants.push_back(std::move(V));
+    }
+    return Error::success();
+  }
+
+  Expected<Expr> parseExpr(const std::string &Text) {
+    return Expr::parse(
+        Text,
+        [&](std::string_view Name, std::string &Why) -> std::optional<ExprSlot> {
+          for (size_t I = 0; I < K.Params.size(); ++I) {
+            const ParamInfo &P = K.Params[I];
+            if (P.Name != Name)
+              continue;
+            if (P.Type.IsPointer ||
+                !(isIntegerType(P.Type.Element) ||
+                  P.Type.Element == ScalarType::Bool)) {
+              Why = "'" + P.Name + "' is " + P.Type.str() +
+                    "; only integer and bool params may be used";
+              return std::nullopt;
+            }
+            return ExprSlot{false, unsigned(I)};
+          }
+          for (size_t I = 0; I < K.ConstParams.size(); ++I)
+            if (K.ConstParams[I] == Name)
+              return ExprSlot{true, unsigned(I)};
+          Why = "unknown name '" + std::string(Name) + "'";
+          return std::nullopt;
+        });
+  }
+
+  const ParamInfo *findParam(const std::string &Name) const {
+    for (const ParamInfo &P : K.Params)
+      if (P.Name == Name)
+        return &P;
+    return nullptr;
+  }
+
+  Error fail(const std::string &Message) { return invalid(Where + Message); }
+
+  KernelInfo &K;
+  KernelExprs &X;
+  std::string Where;
+};
+
+Error parseManifestJson(const json &J, BundleData &Data) {
+  if (!J.is_object())
+    return invalid("not a JSON object");
+  const std::string *Format = getString(J, "format");
+  if (!Format || *Format != "kiln-bundle")
+    return invalid("'format' is not \"kiln-bundle\"");
+  auto VersionIt = J.find("version");
+  int64_t Version;
+  if (VersionIt == J.end() || !getInt(*VersionIt, Version))
+    return invalid("no integer 'version'");
+  if (Version != int64_t(kFormatVersion))
+    return Error(ErrorCode::UnsupportedVersion,
+                 "bundle format version " + std::to_string(Version) +
+                     " is not supported (this runtime reads version " +
+                     std::to_string(kFormatVersion) + ")");
+  if (const std::string *Source = getString(J, "source"))
+    Data.Source = *Source;
+  if (const std::string *Cpu = getString(J, "host_cpu"))
+    Data.HostCpu = *Cpu;
+  auto KernelsIt = J.find("kernels");
+  if (KernelsIt == J.end() || !KernelsIt->is_array())
+    return invalid("'kernels' must be an array");
+  std::set<std::string> Names;
+  Data.Kernels.reserve(KernelsIt->size());
+  Data.Exprs.reserve(KernelsIt->size());
+  for (const json &KJ : *KernelsIt) {
+    Data.Kernels.emplace_back();
+    Data.Exprs.emplace_back();
+    KernelParser P(Data.Kernels.back(), Data.Exprs.back());
+    if (Error E = P.parse(KJ))
+      return E;
+    if (!Names.insert(Data.Kernels.back().Name).second)
+      return invalid("kernel '" + Data.Kernels.back().Name +
+                     "' appears twice");
+  }
+  return Error::success();
+}
+
+} // namespace
+
+Error kiln::rt::detail::parseManifest(std::string_view Text, BundleData &Data) {
+  try {
+    json J = json::parse(Text.begin(), Text.end());
+    return parseManifestJson(J, Data);
+  } catch (const json::parse_error &E) {
+    // "[json.exception.parse_error.101] parse error at line 1, ..."
+    std::string What = E.what();
+    size_t Bracket = What.find("] ");
+    if (Bracket != std::string::npos)
+      What = What.substr(Bracket + 2);
+    return invalid("not valid JSON: " + What);
+  } catch (const std::bad_alloc &) {
+    return Error(ErrorCode::OutOfMemory, "manifest: out of memory");
+  } catch (const std::exception &E) {
+    return invalid(std::string("malformed: ") + E.what());
+  }
+}

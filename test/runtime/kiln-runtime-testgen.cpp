@@ -1,0 +1,171 @@
+//===- kiln-runtime-testgen.cpp - Inputs for the kiln-run lit tests -------===//
+//
+// Test-only (no NumPy on the test machines, no host codegen yet):
+//
+//   kiln-runtime-testgen bundle KIND OUT
+//       KIND: basic (vadd, tag, bcopy, scale, printer, trapper, scalars),
+//       tiny (the same with 4-byte fake code objects), gpu-only, format2, container2, truncated, corrupt-json
+//   kiln-runtime-testgen npy OUT DESCR SHAPE VALUES [--fortran]
+//       writes a .npy file with DESCR ('<f4', '>f4', '|u1', ...) verbatim,
+//       SHAPE like 2,3 (or "" for a 0-d array), VALUES comma-separated
+//       (or "zeros")
+//   kiln-runtime-testgen dump FILE
+//       prints "dtype (shape) [values]"
+//
+//===----------------------------------------------------------------------===//
+
+#include "BundleBuilder.h"
+#include "kiln/npy.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace kiln::test;
+using namespace kiln::rt;
+
+namespace {
+
+int fail(const std::string &Message) {
+  std::fprintf(stderr, "kiln-runtime-testgen: %s\n", Message.c_str());
+  return 1;
+}
+
+std::vector<std::string> split(const std::string &Text) {
+  std::vector<std::string> Out;
+  size_t Start = 0;
+  while (Start <= Text.size() && !Text.empty()) {
+    size_t Comma = Text.find(',', Start);
+    if (Comma == std::string::npos)
+      Comma = Text.size();
+    Out.push_back(Text.substr(Start, Comma - Start));
+    Start = Comma + 1;
+  }
+  return Out;
+}
+
+int bundle(const std::string &Kind, const std::string &Out) {
+  BundleSpec Spec{{vaddKernel(), tagKernel({"(>= BLOCK cols)"}), bcopyKernel(),
+                   scaleKernel(), printerKernel(), trapperKernel(),
+                   scalarsKernel()}};
+  std::string Bytes;
+  if (Kind == "basic") {
+    Bytes = buildBundle(Spec);
+  } else if (Kind == "tiny") {
+    // Small fake code objects: a seed for the bundle fuzzer.
+    Spec.ImageBytes = "\x7f" "ELF";
+    Bytes = buildBundle(Spec);
+  } else if (Kind == "gpu-only") {
+    Spec.Triple = "nvptx64-nvidia-cuda";
+    Spec.Arch = "sm_90a";
+    Bytes = buildBundle(Spec);
+  } else if (Kind == "format2") {
+    Spec.FormatVersion = "2";
+    Bytes = buildBundle(Spec);
+  } else if (Kind == "container2") {
+    Bytes = buildBundle(Spec);
+    Bytes[4] = 2;
+  } else if (Kind == "truncated") {
+    Bytes = buildBundle(Spec);
+    Bytes.resize(Bytes.size() / 2);
+  } else if (Kind == "corrupt-json") {
+    std::string Json = "{\"format\": \"kiln-bundle\", \"version\": 1, [";
+    Bytes = buildBundle(Spec, &Json);
+  } else {
+    return fail("unknown bundle kind '" + Kind + "'");
+  }
+  return writeFileBytes(Out, Bytes) ? 0 : fail("cannot write '" + Out + "'");
+}
+
+int npy(const std::string &Out, const std::string &Descr,
+        const std::string &ShapeText, const std::string &ValuesText,
+        bool Fortran) {
+  if (Descr.size() < 3)
+    return fail("bad descr");
+  char Order = Descr[0], Kind = Descr[1];
+  unsigned Size = unsigned(std::atoi(Descr.c_str() + 2));
+  std::string Shape = "(";
+  std::vector<std::string> Dims = split(ShapeText);
+  for (size_t I = 0; I < Dims.size(); ++I)
+    Shape += (I ? ", " : "") + Dims[I];
+  Shape += Dims.size() == 1 ? ",)" : ")";
+  std::vector<std::string> Values = split(ValuesText);
+  if (ValuesText == "zeros") {
+    size_t N = 1;
+    for (const std::string &D : Dims)
+      N *= size_t(std::atoll(D.c_str()));
+    Values.assign(N, "0");
+  }
+  std::string Data;
+  for (const std::string &V : Values) {
+    uint64_t Bits = 0;
+    if (Kind == 'f') {
+      double D = std::strtod(V.c_str(), nullptr);
+      if (Size == 2) {
+        Bits = floatToHalf(float(D));
+      } else if (Size == 4) {
+        float F = float(D);
+        uint32_t U;
+        std::memcpy(&U, &F, 4);
+        Bits = U;
+      } else {
+        std::memcpy(&Bits, &D, 8);
+      }
+    } else {
+      Bits = uint64_t(std::strtoll(V.c_str(), nullptr, 0));
+    }
+    for (unsigned B = 0; B < Size; ++B) {
+      unsigned Shift = Order == '>' ? 8 * (Size - 1 - B) : 8 * B;
+      Data += char(Bits >> Shift);
+    }
+  }
+  std::string Dict = "{'descr': '" + Descr + "', 'fortran_order': " +
+                     (Fortran ? "True" : "False") + ", 'shape': " + Shape +
+                     ", }\n";
+  std::string File = "\x93NUMPY\x01";
+  File += '\0';
+  File += char(Dict.size() & 0xff);
+  File += char(Dict.size() >> 8);
+  return writeFileBytes(Out, File + Dict + Data) ? 0
+                                                 : fail("cannot write " + Out);
+}
+
+int dump(const std::string &Path) {
+  auto A = readNpyFile(Path);
+  if (!A)
+    return fail(A.error().message());
+  std::string Shape = "(";
+  for (size_t I = 0; I < A->Shape.size(); ++I)
+    Shape += (I ? ", " : "") + std::to_string(A->Shape[I]);
+  Shape += A->Shape.size() == 1 ? ",)" : ")";
+  std::printf("%s %s [", npyTypeName(A->Type).c_str(), Shape.c_str());
+  size_t Elem = typeSize(A->Type);
+  for (uint64_t I = 0; I < A->numElements(); ++I) {
+    const uint8_t *P = A->Data.data() + I * Elem;
+    uint64_t Bits = 0;
+    std::memcpy(&Bits, P, Elem);
+    std::printf("%s", I ? ", " : "");
+    Arg V = Arg::scalarBits(A->Type, Bits);
+    std::string Text = V.str();
+    std::printf("%s", Text.substr(Text.find(' ') + 1).c_str());
+  }
+  std::printf("]\n");
+  return 0;
+}
+
+} // namespace
+
+int main(int Argc, char **Argv) {
+  std::vector<std::string> Args(Argv + 1, Argv + Argc);
+  if (Args.size() == 3 && Args[0] == "bundle")
+    return bundle(Args[1], Args[2]);
+  if ((Args.size() == 5 || Args.size() == 6) && Args[0] == "npy")
+    return npy(Args[1], Args[2], Args[3], Args[4],
+               Args.size() == 6 && Args[5] == "--fortran");
+  if (Args.size() == 2 && Args[0] == "dump")
+    return dump(Args[1]);
+  return fail("usage: bundle KIND OUT | npy OUT DESCR SHAPE VALUES "
+              "[--fortran] | dump FILE");
+}

@@ -1,0 +1,663 @@
+//===- Driver.cpp - The Kiln compiler driver ------------------------------===//
+//
+//   kiln compile FILE.tile [--emit=ast|tile|tile-generic|bundle]
+//                          [--targets=T,...] [--host-cpu=CPU]
+//                          [-D NAME=VALUE]... [--kernel NAME] [-o OUT]
+//   kiln compile FILE.tile --list-variants [-D ...] [--kernel NAME]
+//   kiln inspect FILE.kpack [--json]
+//   kiln --version | --help
+//
+// Exit codes: 0 success, 1 user error (bad input or usage), 2 environment
+// error (cannot read or write a file, a tool failed). Nothing is written to
+// -o on error.
+//
+//===----------------------------------------------------------------------===//
+#include "tools/kiln/Driver.h"
+
+#include "compiler/Bundle/BundleWriter.h"
+#include "compiler/Bundle/KernelMetadata.h"
+#include "compiler/Dialect/KilnDialect.h"
+#include "compiler/MLIRGen/MLIRGen.h"
+#include "compiler/Target/TargetBackend.h"
+#include "compiler/Transforms/Passes.h"
+#include "dsl/ASTPrinter.h"
+#include "dsl/Diagnostics.h"
+#include "dsl/Parser.h"
+#include "dsl/Sema.h"
+#include "dsl/TuneSpace.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace kiln;
+namespace dsl = kiln::dsl;
+
+#ifndef KILN_VERSION
+#define KILN_VERSION "0.0.0"
+#endif
+
+int kiln::usageError(const llvm::Twine &msg) {
+  llvm::errs() << "kiln: error: " << msg << "\n"
+               << "run 'kiln --help' for usage\n";
+  return kExitUser;
+}
+
+namespace {
+
+/// An error that is not about the command line's form: no pointer to --help.
+int userError(const llvm::Twine &msg) {
+  llvm::errs() << "kiln: error: " << msg << "\n";
+  return kExitUser;
+}
+
+const char *const kUsage = R"(OVERVIEW: kiln - ahead-of-time tile kernel compiler
+
+USAGE:
+  kiln compile FILE.tile [options]    compile a .tile file
+  kiln inspect FILE.kpack [--json]    list the kernels, variants and images
+                                      of a bundle
+  kiln --version                      print the version
+  kiln --help                         print this help
+
+COMPILE OPTIONS:
+  --emit=ast            print the checked syntax tree (with inferred types)
+  --emit=tile           print the kiln dialect, one module per tune variant
+                        (default)
+  --emit=tile-generic   print the kiln dialect before specialization
+  --emit=bundle         compile every variant for every target into a .kpack
+                        bundle (the default when -o ends in .kpack or
+                        --targets is given)
+  --targets=T,...       the bundle's targets (default: host); repeatable
+  --host-cpu=CPU        the CPU of target 'host' (default: a portable
+                        baseline, x86-64-v2 on x86-64; 'native': this machine)
+  --list-variants       print the pruned tune space, one line per variant
+  --summary             compile and print one line per specialized variant:
+                        its const params and op counts per dialect
+  -D NAME=VALUE         pin a const param (or warps, stages) to one value
+  --kernel NAME         only this kernel (repeatable)
+  -o FILE               write the output to FILE instead of stdout
+
+INSPECT OPTIONS:
+  --json                print the manifest JSON with a table of the images
+)";
+
+/// Targets whose backend may be missing from a build, for messages: an
+/// arch that no registered backend handles is either one of these (its
+/// backend is switched off) or unknown.
+struct KnownTarget {
+  const char *arch;
+  const char *backend;
+};
+const KnownTarget kKnownTargets[] = {
+    {"host", "host"},     {"native", "host"},     {"sm_80", "nvptx"},
+    {"sm_86", "nvptx"},   {"sm_89", "nvptx"},     {"sm_90", "nvptx"},
+    {"sm_90a", "nvptx"},  {"sm_100", "nvptx"},    {"gfx90a", "amdgpu"},
+    {"gfx942", "amdgpu"}, {"gfx950", "amdgpu"},   {"gfx1100", "amdgpu"},
+    {"gfx1201", "amdgpu"},
+};
+
+/// The target whose CPU --host-cpu chooses.
+constexpr const char *kHostTarget = "host";
+
+struct Options {
+  std::string input;
+  std::string output = "-";
+  std::string emit; ///< Empty until chosen (see finishCompileArgs).
+  bool listVariants = false;
+  bool summary = false;
+  dsl::Binding pins;
+  std::vector<std::string> kernels;
+  std::vector<std::string> targets; ///< As given; empty: none given.
+  std::optional<std::string> hostCpu;
+};
+
+/// A requested target and the backend that compiles it.
+struct ResolvedTarget {
+  std::string name; ///< As requested; the bundle's `target`.
+  std::string arch; ///< Passed to the backend (--host-cpu changes 'host').
+  TargetBackend *backend = nullptr;
+};
+
+/// Chooses the output kind and checks the options that go with it.
+std::optional<int> finishCompileArgs(Options &opts) {
+  bool bundleOptions = !opts.targets.empty() || opts.hostCpu;
+  if (opts.emit.empty()) {
+    bool text = opts.listVariants || opts.summary;
+    opts.emit = !text && (bundleOptions ||
+                          llvm::StringRef(opts.output).ends_with(".kpack"))
+                    ? "bundle"
+                    : "tile";
+  }
+  if (opts.emit != "bundle" && bundleOptions)
+    return usageError(std::string(opts.targets.empty() ? "--host-cpu"
+                                                       : "--targets") +
+                      " applies to --emit=bundle, not --emit=" + opts.emit);
+  if (opts.emit == "bundle" && (opts.listVariants || opts.summary))
+    return usageError(std::string(opts.listVariants ? "--list-variants"
+                                                    : "--summary") +
+                      " prints text; it cannot be combined with "
+                      "--emit=bundle");
+  if (opts.emit == "bundle" && opts.targets.empty())
+    opts.targets.push_back(kHostTarget);
+  return std::nullopt;
+}
+
+/// Parses `kiln compile` arguments; returns an exit code on error.
+std::optional<int> parseCompileArgs(llvm::ArrayRef<const char *> args,
+                                    Options &opts) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    llvm::StringRef a = args[i];
+    auto value = [&](llvm::StringRef flag) -> std::optional<std::string> {
+      if (a.size() > flag.size() && a.starts_with(flag) &&
+          (a[flag.size()] == '=' || flag == "-D" || flag == "-o"))
+        return a.drop_front(flag.size() + (a[flag.size()] == '=' ? 1 : 0)).str();
+      if (a == flag && i + 1 < args.size())
+        return std::string(args[++i]);
+      return std::nullopt;
+    };
+    // Long options match whole (`--emit`, `--emit=V`), never as a prefix.
+    auto isLong = [&](llvm::StringRef flag) {
+      return a == flag || (a.starts_with(flag) && a[flag.size()] == '=');
+    };
+    if (a == "--list-variants") {
+      opts.listVariants = true;
+    } else if (a == "--summary") {
+      opts.summary = true;
+    } else if (isLong("--emit")) {
+      auto v = value("--emit");
+      if (!v)
+        return usageError(
+            "--emit needs a value: ast, tile, tile-generic or bundle");
+      if (*v != "ast" && *v != "tile" && *v != "tile-generic" &&
+          *v != "bundle")
+        return usageError("unknown --emit value '" + *v +
+                          "' (expected ast, tile, tile-generic or bundle)");
+      opts.emit = *v;
+    } else if (isLong("--targets")) {
+      auto v = value("--targets");
+      if (!v)
+        return usageError("--targets needs a list of targets, e.g. "
+                          "--targets=host");
+      llvm::SmallVector<llvm::StringRef> names;
+      llvm::StringRef(*v).split(names, ',');
+      for (llvm::StringRef name : names) {
+        if (name.empty())
+          return usageError("--targets: empty target name in '" + *v + "'");
+        opts.targets.push_back(name.str());
+      }
+    } else if (isLong("--host-cpu")) {
+      auto v = value("--host-cpu");
+      if (!v || v->empty())
+        return usageError("--host-cpu needs a CPU name, e.g. "
+                          "--host-cpu=native");
+      opts.hostCpu = *v;
+    } else if (a.starts_with("-D")) {
+      auto v = value("-D");
+      if (!v)
+        return usageError("-D needs NAME=VALUE");
+      auto [name, num] = llvm::StringRef(*v).split('=');
+      int64_t parsed;
+      if (name.empty() || num.empty() || num.getAsInteger(0, parsed))
+        return usageError("-D expects NAME=INTEGER, found '" + *v + "'");
+      opts.pins[name.str()] = parsed;
+    } else if (isLong("--kernel")) {
+      auto v = value("--kernel");
+      if (!v)
+        return usageError("--kernel needs a kernel name");
+      opts.kernels.push_back(*v);
+    } else if (a.starts_with("-o")) {
+      auto v = value("-o");
+      if (!v || v->empty())
+        return usageError("-o needs a file name");
+      opts.output = *v;
+    } else if (a == "-" || !a.starts_with("-")) {
+      if (!opts.input.empty())
+        return usageError("more than one input file ('" + opts.input +
+                          "' and '" + a + "')");
+      opts.input = a.str();
+    } else {
+      return usageError("unknown option '" + a + "'");
+    }
+  }
+  if (opts.input.empty())
+    return usageError("no input file");
+  return finishCompileArgs(opts);
+}
+
+/// Writes `text` to the output only once everything succeeded.
+int writeOutput(const Options &opts, llvm::StringRef text) {
+  if (opts.output == "-") {
+    llvm::outs() << text;
+    llvm::outs().flush();
+    return 0;
+  }
+  std::string err;
+  auto out = mlir::openOutputFile(opts.output, &err);
+  if (!out) {
+    llvm::errs() << "kiln: error: " << err << "\n";
+    return kExitEnv;
+  }
+  out->os() << text;
+  out->os().flush();
+  if (out->os().has_error()) {
+    llvm::errs() << "kiln: error: cannot write '" << opts.output << "'\n";
+    out->os().clear_error();
+    return kExitEnv;
+  }
+  out->keep();
+  return 0;
+}
+
+/// Writes a bundle: to a file next to the output that is then renamed over
+/// it, so that no reader ever sees half a bundle and a failure leaves an
+/// existing file as it was. Devices and pipes (-o /dev/null) are written in
+/// place.
+int writeBinaryOutput(const Options &opts, llvm::StringRef bytes) {
+  llvm::sys::fs::file_status status;
+  if (opts.output == "-" ||
+      (!llvm::sys::fs::status(opts.output, status) &&
+       llvm::sys::fs::exists(status) &&
+       !llvm::sys::fs::is_regular_file(status)))
+    return writeOutput(opts, bytes);
+  auto temp = llvm::sys::fs::TempFile::create(opts.output + ".tmp-%%%%%%%%");
+  if (!temp) {
+    llvm::errs() << "kiln: error: cannot open output file '" << opts.output
+                 << "': " << llvm::toString(temp.takeError()) << "\n";
+    return kExitEnv;
+  }
+  bool written;
+  {
+    llvm::raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
+    os << bytes;
+    os.flush();
+    written = !os.has_error();
+    os.clear_error();
+  }
+  if (!written) {
+    llvm::consumeError(temp->discard());
+    llvm::errs() << "kiln: error: cannot write '" << opts.output << "'\n";
+    return kExitEnv;
+  }
+  if (llvm::Error err = temp->keep(opts.output)) {
+    llvm::errs() << "kiln: error: cannot write '" << opts.output
+                 << "': " << llvm::toString(std::move(err)) << "\n";
+    return kExitEnv;
+  }
+  return 0;
+}
+
+/// An arch that no registered backend handles: a known target whose
+/// backend this build lacks, or an unknown one.
+int unavailableTarget(llvm::StringRef name) {
+  std::vector<std::string> known;
+  for (const KnownTarget &k : kKnownTargets) {
+    known.push_back(k.arch);
+    if (name != k.arch)
+      continue;
+    for (TargetBackend *backend : getRegisteredBackends())
+      if (backend->getName() == k.backend)
+        return userError("the " + backend->getName() +
+                         " backend does not compile for '" + name + "'");
+    return userError("target '" + name + "' needs the " + k.backend +
+                     " backend, which this build of kiln does not include");
+  }
+  std::string sug = dsl::suggestName(name.str(), known);
+  return usageError("unknown target '" + name + "' (known targets: " +
+                    llvm::join(known, ", ") + ")" +
+                    (sug.empty() ? "" : "; did you mean '" + sug + "'?"));
+}
+
+/// The backends of the requested targets, sorted by name (the bundle's
+/// order) without repeats; applies --host-cpu.
+std::optional<int> resolveTargets(const Options &opts,
+                                  std::vector<ResolvedTarget> &targets) {
+  std::set<std::string> names(opts.targets.begin(), opts.targets.end());
+  for (const std::string &name : names) {
+    TargetBackend *backend = lookupBackendForArch(name);
+    if (!backend)
+      return unavailableTarget(name);
+    targets.push_back({name, name, backend});
+  }
+  if (!opts.hostCpu)
+    return std::nullopt;
+  auto host = llvm::find_if(
+      targets, [](const ResolvedTarget &t) { return t.name == kHostTarget; });
+  if (host == targets.end())
+    return usageError("--host-cpu applies to target 'host', which --targets "
+                      "does not list");
+  if (!host->backend->handlesArch(*opts.hostCpu))
+    return userError("--host-cpu=" + *opts.hostCpu + ": the " +
+                     host->backend->getName() + " backend does not compile "
+                     "for '" + *opts.hostCpu + "'");
+  host->arch = *opts.hostCpu;
+  return std::nullopt;
+}
+
+/// A kernel's signature as the language declares it (the MLIR types lose
+/// signedness and bool-ness).
+bundle::KernelSignature signatureOf(const dsl::KernelDecl &kernel,
+                                    const dsl::Sema &sema) {
+  bundle::KernelSignature sig;
+  sig.name = kernel.name;
+  for (const dsl::Param &p : kernel.params) {
+    bundle::ParamSignature param;
+    param.name = p.name;
+    param.type = (p.type.kind == dsl::TypeExpr::Kind::Pointer ? "*" : "") +
+                 dsl::spelling(p.type.elem).str();
+    for (const dsl::Annotation &a : p.annotations) {
+      std::optional<dsl::ConstInt> c =
+          a.value ? sema.getConstInt(a.value.get()) : std::nullopt;
+      if (!c || !c->value)
+        continue;
+      if (a.name == "align")
+        param.align = *c->value;
+      else if (a.name == "div")
+        param.div = *c->value;
+    }
+    sig.params.push_back(std::move(param));
+  }
+  for (const dsl::ConstParam &cp : kernel.constParams)
+    sig.constParams.push_back(cp.name);
+  sig.constParams.push_back(dsl::kWarpsName);
+  sig.constParams.push_back(dsl::kStagesName);
+  return sig;
+}
+
+/// Compiles one variant for one target; returns an exit code on failure.
+std::optional<int> compileVariant(mlir::ModuleOp variantModule,
+                                  const bundle::KernelMetadata &kernel,
+                                  const bundle::VariantMetadata &variant,
+                                  const ResolvedTarget &target,
+                                  bundle::Image &image) {
+  const std::string &name = kernel.signature.name;
+  std::string values;
+  for (auto &[param, value] : variant.constValues)
+    values += (values.empty() ? "" : ", ") + param + "=" +
+              std::to_string(value);
+  std::string context = "in variant " + values + " of kernel '" + name +
+                        "', for target '" + target.name + "'";
+  bool reported = false;
+  mlir::ScopedDiagnosticHandler handler(
+      variantModule.getContext(), [&](mlir::Diagnostic &diag) {
+        if (diag.getSeverity() == mlir::DiagnosticSeverity::Error) {
+          reported = true;
+          diag.attachNote() << context;
+        }
+        return mlir::failure(); // Let the outer handler print it.
+      });
+  // The backend gets a copy: the module serves every target.
+  mlir::OwningOpRef<mlir::ModuleOp> copy(
+      llvm::cast<mlir::ModuleOp>(variantModule->clone()));
+  std::string entry = bundle::variantName(name, variant.index);
+  llvm::Expected<CodeObject> object =
+      target.backend->compile(*copy, target.arch, entry);
+  if (!object) {
+    std::string msg = llvm::toString(object.takeError());
+    if (reported) // The diagnostics said what was wrong.
+      return kExitUser;
+    llvm::errs() << "kiln: error: cannot compile variant " << variant.index
+                 << " of kernel '" << name << "' for target '" << target.name
+                 << "': " << msg << "\n";
+    return kExitEnv;
+  }
+  if (reported)
+    return kExitUser;
+  image.kernel = name;
+  image.variant = variant.index;
+  image.target = target.name;
+  image.triple = object->triple;
+  image.arch = object->arch;
+  image.entry = object->entry.empty() ? entry : object->entry;
+  image.imageKind = object->imageKind;
+  image.offloadKind = object->offloadKind;
+  image.resourcesJson = object->resourcesJson;
+  image.bytes = std::move(object->bytes);
+  return std::nullopt;
+}
+
+/// Compiles every variant of every kernel for every target and writes the
+/// bundle, or nothing at all.
+int emitBundle(const Options &opts, mlir::ModuleOp specialized,
+               llvm::ArrayRef<KernelToEmit> kernels, const dsl::Sema &sema,
+               llvm::ArrayRef<ResolvedTarget> targets) {
+  std::vector<bundle::KernelSignature> signatures;
+  for (const KernelToEmit &k : kernels)
+    signatures.push_back(signatureOf(*k.kernel, sema));
+  auto metadata = bundle::collectKernelMetadata(specialized, signatures);
+  if (!metadata)
+    return userError("internal: " + llvm::toString(metadata.takeError()));
+
+  bundle::Bundle contents;
+  contents.source = opts.input == "-"
+                        ? std::string("<stdin>")
+                        : llvm::sys::path::filename(opts.input).str();
+  for (const bundle::KernelMetadata &kernel : *metadata) {
+    for (const bundle::VariantMetadata &variant : kernel.variants) {
+      mlir::ModuleOp variantModule = bundle::lookupVariantModule(
+          specialized, kernel.signature.name, variant.index);
+      assert(variantModule && "metadata lists only variants it found");
+      for (const ResolvedTarget &target : targets) {
+        bundle::Image image;
+        if (auto rc =
+                compileVariant(variantModule, kernel, variant, target, image))
+          return *rc;
+        if (target.name == kHostTarget && contents.hostCpu.empty())
+          contents.hostCpu = image.arch;
+        contents.images.push_back(std::move(image));
+      }
+    }
+  }
+  contents.kernels = std::move(*metadata);
+  llvm::Expected<std::string> bytes = bundle::writeBundle(contents);
+  if (!bytes)
+    return userError("internal: " + llvm::toString(bytes.takeError()));
+  return writeBinaryOutput(opts, *bytes);
+}
+
+/// One line per specialized variant: name, const params, op counts.
+void printSummary(mlir::ModuleOp mod, llvm::raw_ostream &os) {
+  for (auto sub : mod.getOps<mlir::ModuleOp>()) {
+    std::map<std::string, unsigned> perDialect;
+    unsigned total = 0;
+    sub.walk([&](mlir::Operation *op) {
+      if (op == sub.getOperation())
+        return;
+      ++total;
+      ++perDialect[op->getName().getDialectNamespace().str()];
+    });
+    os << (sub.getSymName() ? *sub.getSymName() : "?") << ": ";
+    if (auto v = sub->getAttrOfType<mlir::DictionaryAttr>("kiln.variant")) {
+      bool first = true;
+      for (mlir::NamedAttribute na : v) {
+        if (auto i = llvm::dyn_cast<mlir::IntegerAttr>(na.getValue()))
+          os << (first ? "" : ", ") << na.getName().getValue() << "="
+             << i.getInt();
+        first = false;
+      }
+    }
+    os << " | " << total << " ops (";
+    bool first = true;
+    for (auto &[dialect, n] : perDialect) {
+      os << (first ? "" : ", ") << dialect << " " << n;
+      first = false;
+    }
+    os << ")\n";
+  }
+}
+
+int runCompile(const Options &opts) {
+  // Command-line problems first, before reading anything.
+  std::vector<ResolvedTarget> targets;
+  if (opts.emit == "bundle") {
+    if (auto rc = resolveTargets(opts, targets))
+      return *rc;
+    if (opts.output == "-" && llvm::outs().is_displayed())
+      return usageError("a bundle is binary; refusing to write it to a "
+                        "terminal (use -o FILE.kpack)");
+  }
+  auto bufOrErr = llvm::MemoryBuffer::getFileOrSTDIN(opts.input, /*IsText=*/false,
+                                                     /*RequiresNullTerminator=*/true);
+  if (!bufOrErr) {
+    llvm::errs() << "kiln: error: cannot read '" << opts.input
+                 << "': " << bufOrErr.getError().message() << "\n";
+    return kExitEnv;
+  }
+  llvm::SourceMgr sm;
+  unsigned bufferId = sm.AddNewSourceBuffer(std::move(*bufOrErr), llvm::SMLoc());
+  dsl::DiagnosticEngine diag(sm);
+
+  std::unique_ptr<dsl::Module> module = dsl::parseModule(sm, bufferId, diag);
+  if (diag.hadError())
+    return kExitUser;
+  dsl::Sema sema(diag, sm);
+  if (!sema.check(*module))
+    return kExitUser;
+
+  // Kernel selection.
+  std::vector<const dsl::KernelDecl *> selected;
+  for (auto &name : opts.kernels) {
+    auto it = llvm::find_if(module->kernels,
+                            [&](auto &k) { return k->name == name; });
+    if (it == module->kernels.end()) {
+      std::vector<std::string> names;
+      for (auto &k : module->kernels)
+        names.push_back(k->name);
+      std::string sug = dsl::suggestName(name, names);
+      llvm::errs() << "kiln: error: no kernel named '" << name << "' in '"
+                   << opts.input << "'"
+                   << (sug.empty() ? "" : "; did you mean '" + sug + "'?")
+                   << "\n";
+      return kExitUser;
+    }
+  }
+  for (auto &k : module->kernels)
+    if (opts.kernels.empty() || llvm::is_contained(opts.kernels, k->name))
+      selected.push_back(k.get());
+
+  if (opts.emit == "ast" && !opts.listVariants) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    dsl::printAST(*module, sm, os);
+    return writeOutput(opts, text);
+  }
+
+  // Every -D must name a const param of some selected kernel.
+  for (auto &[name, value] : opts.pins) {
+    bool used = name == dsl::kWarpsName || name == dsl::kStagesName;
+    for (auto *k : selected)
+      for (auto &cp : k->constParams)
+        used |= cp.name == name;
+    if (!used) {
+      std::vector<std::string> names{dsl::kWarpsName, dsl::kStagesName};
+      for (auto *k : selected)
+        for (auto &cp : k->constParams)
+          names.push_back(cp.name);
+      std::string sug = dsl::suggestName(name, names);
+      llvm::errs() << "kiln: error: -D " << name << "=" << value
+                   << ": no selected kernel has a const param '" << name << "'"
+                   << (sug.empty() ? "" : "; did you mean '" + sug + "'?")
+                   << "\n";
+      return kExitUser;
+    }
+  }
+
+  std::vector<KernelToEmit> toEmit;
+  for (auto *k : selected) {
+    auto space = dsl::buildTuneSpace(*k, opts.pins, diag, sm);
+    if (!space)
+      continue;
+    toEmit.push_back({k, std::move(*space)});
+  }
+  if (diag.hadError())
+    return kExitUser;
+
+  if (opts.listVariants) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    for (auto &k : toEmit) {
+      os << "kernel " << k.kernel->name << ": " << k.space.variants.size()
+         << " variant" << (k.space.variants.size() == 1 ? "" : "s");
+      if (!k.space.key.empty())
+        os << ", key (" << llvm::join(k.space.key, ", ") << ")";
+      os << "\n";
+      for (auto &c : k.space.launchConditionTexts)
+        os << "  at launch: " << c << "\n";
+      for (auto [i, v] : llvm::enumerate(k.space.variants))
+        os << "  " << k.kernel->name << "_v" << i << "  " << v.str() << "\n";
+    }
+    return writeOutput(opts, text);
+  }
+
+  mlir::MLIRContext ctx;
+  ctx.printOpOnDiagnostic(false);
+  ctx.printStackTraceOnDiagnostic(false);
+  mlir::SourceMgrDiagnosticHandler handler(sm, &ctx);
+  auto mod = emitModule(ctx, *module, sema, sm, toEmit);
+  if (!mod)
+    return kExitUser;
+  if (opts.emit == "tile" || opts.emit == "bundle" || opts.summary) {
+    mlir::PassManager pm(&ctx);
+    buildTilePipeline(pm);
+    if (mlir::failed(pm.run(*mod)))
+      return kExitUser;
+  }
+  if (opts.emit == "bundle")
+    return emitBundle(opts, *mod, toEmit, sema, targets);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (opts.summary) {
+    printSummary(*mod, os);
+    return writeOutput(opts, text);
+  }
+  mlir::OpPrintingFlags flags;
+  flags.enableDebugInfo(false);
+  mod->print(os, flags);
+  os << "\n";
+  return writeOutput(opts, text);
+}
+
+} // namespace
+
+int kiln::runDriver(llvm::ArrayRef<const char *> args) {
+  if (args.empty()) {
+    llvm::errs() << kUsage;
+    return kExitUser;
+  }
+  llvm::StringRef cmd = args[0];
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    llvm::outs() << kUsage;
+    return 0;
+  }
+  if (cmd == "--version") {
+    llvm::outs() << "kiln " << KILN_VERSION << " (LLVM/MLIR "
+                 << LLVM_VERSION_STRING << ")\n";
+    return 0;
+  }
+  if (cmd == "compile") {
+    Options opts;
+    if (auto rc = parseCompileArgs(args.drop_front(), opts))
+      return *rc;
+    return runCompile(opts);
+  }
+  if (cmd == "inspect")
+    return runInspect(args.drop_front());
+  return usageError("unknown command '" + cmd +
+                    "' (expected 'compile' or 'inspect')");
+}
