@@ -96,3 +96,15 @@ func.func @generic(%x: !kiln.ptr<f32>) attributes {kiln.kernel} {
   %b = kiln.const_param "B" : i32
   return
 }
+
+// -----
+
+// precision = tf32 rounds the f32 operands to 10 mantissa bits first.
+// CHECK-LABEL: func.func @tf32(
+// CHECK: arith.bitcast %{{.*}} : tensor<16x16xf32> to tensor<16x16xi32>
+// CHECK: arith.andi %{{.*}}, %{{.*}} : tensor<16x16xi32>
+// CHECK: linalg.matmul
+func.func @tf32(%a: tensor<16x16xf32>, %b: tensor<16x16xf32>, %c: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %d = kiln.dot %a, %b, %c precision = tf32 : tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
+  return %d : tensor<16x16xf32>
+}
