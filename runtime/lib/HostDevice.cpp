@@ -206,6 +206,7 @@ public:
   }
   Expected<std::unique_ptr<LoadedImage>>
   loadImage(const ImageInfo &Image, const uint8_t *Bytes) override {
+    startPool(); // so that a launch after Kernel::load does not wait for it
     Expected<std::unique_ptr<HostImage>> I =
         HostImage::load(Image, Bytes, Image.Entry);
     if (!I)
@@ -234,7 +235,14 @@ public:
   }
 
 private:
+  void startPool() {
+    std::call_once(PoolOnce, [&] {
+      Pool.reset(new ThreadPool(Threads, kWorkerStackBytes));
+    });
+  }
+
   unsigned Threads;
+  std::once_flag PoolOnce;
   std::unique_ptr<ThreadPool> Pool;
   std::mutex LaunchMutex;
   std::mutex PrintMutex;
@@ -265,8 +273,7 @@ void trapCallback(void *Runtime, const char *Message) {
 Error HostDevice::launch(StreamImpl &, LoadedImage &Image, void **Args,
                          const GridDims &Grid) {
   std::lock_guard<std::mutex> Lock(LaunchMutex);
-  if (!Pool)
-    Pool.reset(new ThreadPool(Threads, kWorkerStackBytes));
+  startPool();
 
   LaunchState S;
   S.Entry = static_cast<HostImage &>(Image).entry();
