@@ -259,18 +259,13 @@ struct ReduceLowering : HostPattern<ReduceOp> {
     }
     // One loop nest over the result indices, with one tensor per result.
     auto resType = cast<RankedTensorType>(op.getResult(0).getType());
-    SmallVector<Value> lbs, ubs, steps, inits;
-    for (int64_t d : resType.getShape()) {
-      lbs.push_back(indexConst(r, l, 0));
-      ubs.push_back(indexConst(r, l, d));
-      steps.push_back(indexConst(r, l, 1));
-    }
+    SmallVector<Value> inits;
     for (Value res : op.getResults()) {
       auto t = cast<RankedTensorType>(res.getType());
       inits.push_back(tensor::EmptyOp::create(r, l, t.getShape(), t.getElementType()));
     }
-    scf::LoopNest nest = scf::buildLoopNest(
-        r, l, lbs, ubs, steps, inits,
+    scf::LoopNest nest = loopNestOver(
+        r, l, resType.getShape(), inits,
         [&](OpBuilder &b, Location ll, ValueRange ivs, ValueRange iters) {
           SmallVector<Value> vals = reduceAt(b, ll, ivs);
           scf::ValueVector out;
@@ -297,19 +292,14 @@ struct ScanLowering : HostPattern<ScanOp> {
     bool reverse = op.getReverse();
     SmallVector<int64_t> outer(type.getShape());
     outer[axis] = 1;
-    SmallVector<Value> lbs, ubs, steps, inits;
-    for (int64_t d : outer) {
-      lbs.push_back(indexConst(r, l, 0));
-      ubs.push_back(indexConst(r, l, d));
-      steps.push_back(indexConst(r, l, 1));
-    }
+    SmallVector<Value> inits;
     for (Value res : op.getResults()) {
       auto t = cast<RankedTensorType>(res.getType());
       inits.push_back(tensor::EmptyOp::create(r, l, t.getShape(), t.getElementType()));
     }
     Region &region = op.getCombiner();
-    scf::LoopNest nest = scf::buildLoopNest(
-        r, l, lbs, ubs, steps, inits,
+    scf::LoopNest nest = loopNestOver(
+        r, l, outer, inits,
         [&](OpBuilder &b, Location ll, ValueRange ivs, ValueRange iters) {
           auto at = [&](OpBuilder &bb, Location lll, Value k) {
             SmallVector<Value> idx(ivs.begin(), ivs.end());

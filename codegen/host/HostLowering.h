@@ -12,6 +12,7 @@
 #include "compiler/Dialect/KilnDialect.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -41,6 +42,13 @@ mlir::Value elementAt(mlir::OpBuilder &b, mlir::Location l, mlir::Value v,
 mlir::Value generate(
     mlir::OpBuilder &b, mlir::Location l, mlir::RankedTensorType type,
     llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location, mlir::ValueRange)> body);
+/// A row-major loop nest over `shape` carrying `inits`.
+mlir::scf::LoopNest loopNestOver(
+    mlir::OpBuilder &b, mlir::Location l, llvm::ArrayRef<int64_t> shape,
+    mlir::ValueRange inits,
+    llvm::function_ref<mlir::scf::ValueVector(mlir::OpBuilder &, mlir::Location,
+                                              mlir::ValueRange, mlir::ValueRange)>
+        body);
 /// Runs `body` for every index of `shape` (row-major loop nest).
 void forEachIndex(
     mlir::OpBuilder &b, mlir::Location l, llvm::ArrayRef<int64_t> shape,
@@ -48,6 +56,13 @@ void forEachIndex(
 /// A tensor of `type` built by a loop nest inserting `body(...)` per index.
 mlir::Value buildByLoops(
     mlir::OpBuilder &b, mlir::Location l, mlir::RankedTensorType type,
+    llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location, mlir::ValueRange)> body);
+/// Applies `body` to the scalar operands: directly when `resultType` is a
+/// scalar, else per element (tile operands are read at each index, null and
+/// scalar operands passed as they are), building the result tile.
+mlir::Value mapElements(
+    mlir::OpBuilder &b, mlir::Location l, mlir::Type resultType,
+    mlir::ValueRange operands,
     llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location, mlir::ValueRange)> body);
 /// Address of element `idx` (+ `offsets`) of a converted view, and whether
 /// it is inside the view.

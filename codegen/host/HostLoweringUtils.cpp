@@ -107,39 +107,53 @@ Value generate(OpBuilder &b, Location l, RankedTensorType type,
 }
 
 /// Runs `body(b, loc, idx)` for every index of `shape` (row-major).
-void forEachIndex(OpBuilder &b, Location l, ArrayRef<int64_t> shape,
-                  function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+scf::LoopNest loopNestOver(
+    OpBuilder &b, Location l, ArrayRef<int64_t> shape, ValueRange inits,
+    function_ref<scf::ValueVector(OpBuilder &, Location, ValueRange, ValueRange)> body) {
   SmallVector<Value> lbs, ubs, steps;
   for (int64_t d : shape) {
     lbs.push_back(indexConst(b, l, 0));
     ubs.push_back(indexConst(b, l, d));
     steps.push_back(indexConst(b, l, 1));
   }
-  scf::buildLoopNest(b, l, lbs, ubs, steps,
-                     [&](OpBuilder &bb, Location ll, ValueRange ivs) {
-                       body(bb, ll, ivs);
-                     });
+  return scf::buildLoopNest(b, l, lbs, ubs, steps, inits, body);
+}
+
+void forEachIndex(OpBuilder &b, Location l, ArrayRef<int64_t> shape,
+                  function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+  loopNestOver(b, l, shape, {},
+               [&](OpBuilder &bb, Location ll, ValueRange ivs, ValueRange) {
+                 body(bb, ll, ivs);
+                 return scf::ValueVector{};
+               });
 }
 
 /// Like forEachIndex, producing a tensor of `type`: `body` returns the
 /// element for each index (loops with a tensor iter_arg, tensor.insert).
 Value buildByLoops(OpBuilder &b, Location l, RankedTensorType type,
                    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
-  SmallVector<Value> lbs, ubs, steps;
-  for (int64_t d : type.getShape()) {
-    lbs.push_back(indexConst(b, l, 0));
-    ubs.push_back(indexConst(b, l, d));
-    steps.push_back(indexConst(b, l, 1));
-  }
   Value init = tensor::EmptyOp::create(b, l, type.getShape(), type.getElementType());
-  scf::LoopNest nest = scf::buildLoopNest(
-      b, l, lbs, ubs, steps, ValueRange{init},
+  scf::LoopNest nest = loopNestOver(
+      b, l, type.getShape(), ValueRange{init},
       [&](OpBuilder &bb, Location ll, ValueRange ivs,
           ValueRange iters) -> scf::ValueVector {
         Value v = body(bb, ll, ivs);
         return {tensor::InsertOp::create(bb, ll, v, iters[0], ivs)};
       });
   return nest.results[0];
+}
+
+Value mapElements(OpBuilder &b, Location l, Type resultType, ValueRange operands,
+                  function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  auto type = dyn_cast<RankedTensorType>(resultType);
+  if (!type)
+    return body(b, l, operands);
+  return buildByLoops(b, l, type, [&](OpBuilder &bb, Location ll, ValueRange idx) {
+    SmallVector<Value> elems;
+    for (Value v : operands)
+      elems.push_back(elementAt(bb, ll, v, idx));
+    return body(bb, ll, elems);
+  });
 }
 
 /// The address of element `idx` of a (converted) view struct, and whether

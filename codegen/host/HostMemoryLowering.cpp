@@ -183,7 +183,8 @@ struct AtomicRMWLowering : HostPattern<AtomicRMWOp> {
                                                 args[1], LLVM::AtomicOrdering::acq_rel);
           LLVM::ReturnOp::create(b, ll, old);
         });
-    auto one = [&](OpBuilder &b, Location ll, Value p, Value v, Value m) -> Value {
+    auto one = [&](OpBuilder &b, Location ll, ValueRange x) -> Value {
+      Value p = x[0], v = x[1], m = x[2];
       auto rmw = [&](OpBuilder &bb, Location lll) -> Value {
         return LLVM::CallOp::create(bb, lll, helper, ValueRange{p, v}).getResult();
       };
@@ -196,15 +197,7 @@ struct AtomicRMWLowering : HostPattern<AtomicRMWOp> {
                  [&](OpBuilder &bb, Location lll) { scf::YieldOp::create(bb, lll, zero); })
           .getResult(0);
     };
-    auto type = dyn_cast<RankedTensorType>(op.getType());
-    if (!type) {
-      r.replaceOp(op, one(r, l, ptr, val, mask));
-      return success();
-    }
-    r.replaceOp(op, buildByLoops(r, l, type, [&](OpBuilder &b, Location ll, ValueRange idx) {
-                  return one(b, ll, elementAt(b, ll, ptr, idx), elementAt(b, ll, val, idx),
-                             elementAt(b, ll, mask, idx));
-                }));
+    r.replaceOp(op, mapElements(r, l, op.getType(), {ptr, val, mask}, one));
     return success();
   }
 };
@@ -227,18 +220,11 @@ struct AtomicCASLowering : HostPattern<AtomicCASOp> {
           LLVM::ReturnOp::create(
               b, ll, LLVM::ExtractValueOp::create(b, ll, pair, ArrayRef<int64_t>{0}));
         });
-    auto one = [&](OpBuilder &b, Location ll, Value p, Value c, Value v) -> Value {
-      return LLVM::CallOp::create(b, ll, helper, ValueRange{p, c, v}).getResult();
-    };
-    auto type = dyn_cast<RankedTensorType>(op.getType());
-    if (!type) {
-      r.replaceOp(op, one(r, l, ptr, cmp, val));
-      return success();
-    }
-    r.replaceOp(op, buildByLoops(r, l, type, [&](OpBuilder &b, Location ll, ValueRange idx) {
-                  return one(b, ll, elementAt(b, ll, ptr, idx), elementAt(b, ll, cmp, idx),
-                             elementAt(b, ll, val, idx));
-                }));
+    r.replaceOp(op, mapElements(r, l, op.getType(), {ptr, cmp, val},
+                                [&](OpBuilder &b, Location ll, ValueRange x) -> Value {
+                                  return LLVM::CallOp::create(b, ll, helper, x)
+                                      .getResult();
+                                }));
     return success();
   }
 };

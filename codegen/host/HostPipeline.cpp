@@ -65,6 +65,10 @@ void kiln::buildHostLoweringPipeline(OpPassManager &pm,
   // tensors become buffers (freed by the ownership-based deallocation),
   // linalg becomes loops, and everything becomes the LLVM dialect. bf16
   // conversions are expanded in IR: the host's libgcc lacks __truncsfbf2.
+  // Math ops are not expanded (math-expand-ops): its fma is a multiply and
+  // an add (two roundings), its tanh (1 - e^-2x) / (1 + e^-2x) loses the
+  // relative accuracy near 0 and its exp2 is exp(x * ln 2); every math op
+  // of the language maps to an LLVM intrinsic or to libm instead.
   static const char *kPipeline =
       "canonicalize,cse,"
       "func.func(convert-elementwise-to-linalg,linalg-fuse-elementwise-ops),"
@@ -74,7 +78,6 @@ void kiln::buildHostLoweringPipeline(OpPassManager &pm,
       "func.func(buffer-hoisting),buffer-deallocation-pipeline,"
       "func.func(convert-linalg-to-loops),convert-bufferization-to-memref,"
       "expand-strided-metadata,lower-affine,"
-      "func.func(math-expand-ops),"
       "convert-scf-to-cf,"
       "arith-emulate-unsupported-floats{source-types=f16,bf16 target-type=f32},"
       "kiln-host-expand-f16,arith-expand{include-bf16=true},"
