@@ -26,6 +26,8 @@
 #include "dsl/Sema.h"
 #include "dsl/TuneSpace.h"
 
+#include "RunTool.h"
+
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -71,6 +73,9 @@ const char *const kUsage = R"(OVERVIEW: kiln - ahead-of-time tile kernel compile
 
 USAGE:
   kiln compile FILE.tile [options]    compile a .tile file
+  kiln run FILE.tile --kernel NAME [options] ARG=VALUE...
+                                      compile for the host and run a kernel
+                                      on .npy inputs (as kiln-run does)
   kiln inspect FILE.kpack [--json]    list the kernels, variants and images
                                       of a bundle
   kiln --version                      print the version
@@ -93,6 +98,11 @@ COMPILE OPTIONS:
   -D NAME=VALUE         pin a const param (or warps, stages) to one value
   --kernel NAME         only this kernel (repeatable)
   -o FILE               write the output to FILE instead of stdout
+
+RUN OPTIONS:
+  --kernel NAME         the kernel to run (only it is compiled)
+  -D NAME=VALUE, --host-cpu=CPU   as for compile
+  --device, --config, --out-dir, ARG=VALUE   as for kiln-run (kiln-run --help)
 
 INSPECT OPTIONS:
   --json                print the manifest JSON with a table of the images
@@ -126,6 +136,8 @@ struct Options {
   std::vector<std::string> kernels;
   std::vector<std::string> targets; ///< As given; empty: none given.
   std::optional<std::string> hostCpu;
+  /// kiln run: the bundle is kept in memory here instead of being written.
+  std::string *bundleSink = nullptr;
 };
 
 /// A requested target and the backend that compiles it.
@@ -468,6 +480,10 @@ int emitBundle(const Options &opts, mlir::ModuleOp specialized,
   llvm::Expected<std::string> bytes = bundle::writeBundle(contents);
   if (!bytes)
     return userError("internal: " + llvm::toString(bytes.takeError()));
+  if (opts.bundleSink) {
+    *opts.bundleSink = std::move(*bytes);
+    return 0;
+  }
   return writeBinaryOutput(opts, *bytes);
 }
 
@@ -508,7 +524,7 @@ int runCompile(const Options &opts) {
   if (opts.emit == "bundle") {
     if (auto rc = resolveTargets(opts, targets))
       return *rc;
-    if (opts.output == "-" && llvm::outs().is_displayed())
+    if (!opts.bundleSink && opts.output == "-" && llvm::outs().is_displayed())
       return usageError("a bundle is binary; refusing to write it to a "
                         "terminal (use -o FILE.kpack)");
   }
@@ -635,6 +651,66 @@ int runCompile(const Options &opts) {
 
 } // namespace
 
+/// `kiln run FILE.tile --kernel NAME [-D N=V]... [--host-cpu=CPU] ...`:
+/// compiles the kernel for the host into a bundle in memory, then runs it
+/// exactly as `kiln-run` runs a bundle file (the remaining options and the
+/// ARG=VALUE arguments are kiln-run's).
+int runRun(llvm::ArrayRef<const char *> args) {
+  Options opts;
+  opts.emit = "bundle";
+  std::vector<std::string> runArgs{"kiln run"};
+  for (size_t i = 0; i < args.size(); ++i) {
+    llvm::StringRef a = args[i];
+    auto takeValue = [&](llvm::StringRef flag) -> std::optional<std::string> {
+      if (a.starts_with(flag.str() + "="))
+        return a.drop_front(flag.size() + 1).str();
+      if (a == flag && i + 1 < args.size())
+        return std::string(args[++i]);
+      return std::nullopt;
+    };
+    if (a == "-D" || (a.starts_with("-D") && a.size() > 2)) {
+      std::string v = a == "-D" ? (i + 1 < args.size() ? args[++i] : "")
+                                : a.drop_front(2).str();
+      auto [name, num] = llvm::StringRef(v).split('=');
+      int64_t parsed;
+      if (name.empty() || num.empty() || num.getAsInteger(0, parsed))
+        return usageError("-D expects NAME=INTEGER, found '" + v + "'");
+      opts.pins[name.str()] = parsed;
+    } else if (a.starts_with("--host-cpu")) {
+      auto v = takeValue("--host-cpu");
+      if (!v || v->empty())
+        return usageError("--host-cpu needs a CPU name");
+      opts.hostCpu = *v;
+    } else if (a.starts_with("--kernel")) {
+      auto v = takeValue("--kernel");
+      if (!v || v->empty())
+        return usageError("--kernel needs a kernel name");
+      opts.kernels = {*v};
+      runArgs.push_back("--kernel");
+      runArgs.push_back(*v);
+    } else if (opts.input.empty() && !a.starts_with("-") && !a.contains('=')) {
+      opts.input = a.str();
+    } else {
+      runArgs.push_back(a.str());
+    }
+  }
+  if (opts.input.empty())
+    return usageError("kiln run: no .tile file given");
+  if (opts.kernels.empty())
+    return usageError("kiln run: no kernel given: use --kernel NAME");
+  opts.targets = {std::string(kHostTarget)};
+  std::string bundleBytes;
+  opts.bundleSink = &bundleBytes;
+  if (int rc = runCompile(opts))
+    return rc;
+  std::vector<char *> argv;
+  for (std::string &s : runArgs)
+    argv.push_back(s.data());
+  std::string label = llvm::sys::path::filename(opts.input).str() + " (compiled)";
+  return kiln::runtool::runInMemoryBundle("kiln run", bundleBytes, label,
+                                          int(argv.size()), argv.data());
+}
+
 int kiln::runDriver(llvm::ArrayRef<const char *> args) {
   if (args.empty()) {
     llvm::errs() << kUsage;
@@ -658,6 +734,8 @@ int kiln::runDriver(llvm::ArrayRef<const char *> args) {
   }
   if (cmd == "inspect")
     return runInspect(args.drop_front());
+  if (cmd == "run")
+    return runRun(args.drop_front());
   return usageError("unknown command '" + cmd +
-                    "' (expected 'compile' or 'inspect')");
+                    "' (expected 'compile', 'run' or 'inspect')");
 }
