@@ -148,13 +148,30 @@ struct ViaF32 : OpRewritePattern<Op> {
   }
 };
 
+/// arith.maximumf / arith.minimumf on scalar f32/f64 -> llvm.intr.maximum /
+/// llvm.intr.minimum (arith-expand's select form gets signed zero wrong).
+template <typename Op, typename LLVMOp>
+struct MinMaxToIntrinsic : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op, PatternRewriter &r) const override {
+    Type t = op.getType();
+    if (!t.isF32() && !t.isF64())
+      return failure();
+    r.replaceOpWithNewOp<LLVMOp>(op, t, op.getLhs(), op.getRhs());
+    return success();
+  }
+};
+
 struct KilnHostExpandF16Pass
     : kiln::impl::KilnHostExpandF16Base<KilnHostExpandF16Pass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<ExpandExtF, ExpandTruncF, ViaF32<arith::FPToSIOp>,
                  ViaF32<arith::FPToUIOp>, ViaF32<arith::SIToFPOp>,
-                 ViaF32<arith::UIToFPOp>>(&getContext());
+                 ViaF32<arith::UIToFPOp>,
+                 MinMaxToIntrinsic<arith::MaximumFOp, LLVM::MaximumOp>,
+                 MinMaxToIntrinsic<arith::MinimumFOp, LLVM::MinimumOp>>(
+        &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -43,8 +43,15 @@ def KilnHostExpandF16 : Pass<"kiln-host-expand-f16"> {
     narrowing with overflow to infinity, subnormals kept, NaN stays NaN.
     Run it after `arith-emulate-unsupported-floats` has moved f16
     arithmetic to f32.
+
+    It also turns scalar `arith.maximumf` / `arith.minimumf` into
+    `llvm.intr.maximum` / `llvm.intr.minimum` before `arith-expand` sees
+    them: that pass's expansion (compare and select) ignores signed zero,
+    so `maximum(0.0, -0.0)` would be `-0.0`; the intrinsics have the
+    language's semantics (NaN-propagating, -0.0 < 0.0).
   }];
-  let dependentDialects = ["mlir::arith::ArithDialect"];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::LLVM::LLVMDialect"];
 }
 
 def KilnHostHalfAsI16 : Pass<"kiln-host-half-as-i16", "mlir::ModuleOp"> {

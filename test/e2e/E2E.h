@@ -1,0 +1,187 @@
+//===- E2E.h - Helpers of the end-to-end host tests -------------*- C++ -*-===//
+//
+// Bundles compiled at build time (test/e2e/CMakeLists.txt) are loaded on the
+// host device; inputs are fresh random values (the seed is printed with every
+// failure), outputs are poisoned before each launch (0xFF bytes: NaN for
+// f16/bf16/f32; 0xAB for integers) and the elements past the logical size
+// must keep their poison.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_TEST_E2E_E2E_H
+#define KILN_TEST_E2E_E2E_H
+
+#include "kiln/runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace kiln::e2e {
+
+using rt::Arg;
+using rt::Buffer;
+
+/// The seed of this process's random inputs (from std::random_device, or
+/// KILN_E2E_SEED to reproduce a failure).
+inline uint32_t seed() {
+  static uint32_t S = [] {
+    if (const char *E = std::getenv("KILN_E2E_SEED"))
+      return uint32_t(std::strtoul(E, nullptr, 0));
+    return uint32_t(std::random_device{}());
+  }();
+  return S;
+}
+
+constexpr uint8_t PoisonFloat = 0xFF;
+constexpr uint8_t PoisonInt = 0xAB;
+
+class E2ETest : public ::testing::Test {
+public:
+  void SetUp() override {
+    Trace.emplace(__FILE__, __LINE__,
+                  "random seed " + std::to_string(seed()) +
+                      " (rerun with KILN_E2E_SEED=" + std::to_string(seed()) +
+                      ")");
+    Rng.seed(seed() ^ std::hash<std::string>()(
+                          ::testing::UnitTest::GetInstance()
+                              ->current_test_info()
+                              ->name()));
+    auto D = rt::Device::open("host");
+    ASSERT_TRUE(D) << D.error().message();
+    Dev.emplace(*D);
+    auto S = Dev->createStream();
+    ASSERT_TRUE(S) << S.error().message();
+    Str.emplace(std::move(*S));
+  }
+
+  rt::Kernel kernel(const std::string &Bundle, const std::string &Name) {
+    std::string Path = std::string(KILN_E2E_BUNDLE_DIR) + "/" + Bundle + ".kpack";
+    auto M = Dev->loadModuleFile(Path);
+    EXPECT_TRUE(M) << M.error().message();
+    if (!M)
+      std::abort();
+    auto K = M->kernel(Name);
+    EXPECT_TRUE(K) << K.error().message();
+    if (!K)
+      std::abort();
+    return *K;
+  }
+
+  template <typename T> Buffer upload(const std::vector<T> &Data) {
+    auto B = Dev->allocate(std::max<size_t>(Data.size() * sizeof(T), 16));
+    EXPECT_TRUE(B) << B.error().message();
+    if (!Data.empty()) {
+      rt::Error E = Str->copyToDevice(*B, 0, Data.data(), Data.size() * sizeof(T));
+      EXPECT_FALSE(E) << E.message();
+    }
+    return std::move(*B);
+  }
+
+  /// `Count` elements of T, every byte set to `Poison`.
+  template <typename T> Buffer poisoned(size_t Count, uint8_t Poison) {
+    auto B = Dev->allocate(std::max<size_t>(Count * sizeof(T), 16));
+    EXPECT_TRUE(B) << B.error().message();
+    rt::Error E = Str->fill(*B, 0, Poison, B->size());
+    EXPECT_FALSE(E) << E.message();
+    return std::move(*B);
+  }
+
+  template <typename T> std::vector<T> download(const Buffer &B, size_t Count) {
+    std::vector<T> Out(Count);
+    rt::Error E = Str->copyToHost(Out.data(), B, 0, Count * sizeof(T));
+    EXPECT_FALSE(E) << E.message();
+    E = Str->synchronize();
+    EXPECT_FALSE(E) << E.message();
+    return Out;
+  }
+
+  /// Launches and expects success; returns the plan.
+  rt::LaunchPlan launch(const rt::Kernel &K, const std::vector<Arg> &Args,
+                        const rt::LaunchOptions &Options = {}) {
+    auto P = K.launch(*Str, Args, Options);
+    EXPECT_TRUE(P) << K.name() << ": " << P.error().message();
+    rt::Error E = Str->synchronize();
+    EXPECT_FALSE(E) << E.message();
+    return P ? *P : rt::LaunchPlan();
+  }
+
+  std::vector<float> randomF32(size_t N, float Lo = -1, float Hi = 1) {
+    std::uniform_real_distribution<float> D(Lo, Hi);
+    std::vector<float> V(N);
+    for (float &X : V)
+      X = D(Rng);
+    return V;
+  }
+  /// Random bf16 (or f16, `Half`) bit patterns of values in [Lo, Hi].
+  std::vector<uint16_t> random16(size_t N, bool Half, float Lo = -1,
+                                 float Hi = 1) {
+    std::vector<uint16_t> V(N);
+    std::uniform_real_distribution<float> D(Lo, Hi);
+    for (auto &B : V)
+      B = Half ? rt::floatToHalf(D(Rng)) : rt::floatToBF16(D(Rng));
+    return V;
+  }
+  std::vector<int32_t> randomI32(size_t N, int32_t Lo, int32_t Hi) {
+    std::uniform_int_distribution<int32_t> D(Lo, Hi);
+    std::vector<int32_t> V(N);
+    for (auto &X : V)
+      X = D(Rng);
+    return V;
+  }
+
+  std::mt19937 Rng;
+  std::optional<testing::ScopedTrace> Trace;
+  std::optional<rt::Device> Dev;
+  std::optional<rt::Stream> Str;
+};
+
+template <typename To, typename From> To bitCast(From V) {
+  static_assert(sizeof(To) == sizeof(From), "sizes differ");
+  To R;
+  std::memcpy(&R, &V, sizeof(R));
+  return R;
+}
+
+inline double bf16(uint16_t B) { return rt::bf16ToFloat(B); }
+inline double f16(uint16_t B) { return rt::halfToFloat(B); }
+
+/// |Got - Ref| <= Tol * max(|Ref|, Floor); NaN never passes. Reports the
+/// first few mismatches, returns the number of failing elements.
+inline size_t expectClose(const char *What, const std::vector<double> &Got,
+                          const std::vector<double> &Ref, double Tol,
+                          double Floor = 1.0) {
+  size_t Bad = 0;
+  for (size_t I = 0; I < Ref.size(); ++I) {
+    double Err = std::fabs(Got[I] - Ref[I]);
+    bool Ok = std::isinf(Ref[I]) ? Got[I] == Ref[I]
+                                 : Err <= Tol * std::max(std::fabs(Ref[I]), Floor);
+    if (!Ok && Bad++ < 5)
+      ADD_FAILURE() << What << "[" << I << "] = " << Got[I] << ", expected "
+                    << Ref[I] << " (tolerance " << Tol << ")";
+  }
+  if (Bad > 5)
+    ADD_FAILURE() << What << ": " << Bad << " mismatches of " << Ref.size();
+  return Bad;
+}
+
+/// The bytes of `B` from element `From` to `To` (elements of `Size` bytes)
+/// all still hold `Poison`.
+inline void expectPoison(const char *What, const std::vector<uint8_t> &Bytes,
+                         size_t From, size_t To, uint8_t Poison) {
+  for (size_t I = From; I < To; ++I)
+    if (Bytes[I] != Poison) {
+      ADD_FAILURE() << What << ": byte " << I << " (past the logical end, "
+                    << From << ") was overwritten: " << int(Bytes[I]);
+      return;
+    }
+}
+
+} // namespace kiln::e2e
+
+#endif
