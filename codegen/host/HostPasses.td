@@ -31,8 +31,8 @@ def ConvertTileToHost : Pass<"convert-tile-to-host", "mlir::ModuleOp"> {
   ];
 }
 
-def KilnHostExpandF16 : Pass<"kiln-host-expand-f16"> {
-  let summary = "Expand f16 <-> f32 conversions into integer arithmetic";
+def KilnHostLegalizeFloats : Pass<"kiln-host-legalize-floats"> {
+  let summary = "Make host float code exact without libgcc: f16 conversions, min/max";
   let description = [{
     The portable host baselines (x86-64-v2, generic aarch64 without FP16)
     have no f16 conversion instructions, and LLVM would call

@@ -80,7 +80,7 @@ void kiln::buildHostLoweringPipeline(OpPassManager &pm,
       "expand-strided-metadata,lower-affine,"
       "convert-scf-to-cf,"
       "arith-emulate-unsupported-floats{source-types=f16,bf16 target-type=f32},"
-      "kiln-host-expand-f16,arith-expand{include-bf16=true},"
+      "kiln-host-legalize-floats,arith-expand{include-bf16=true},"
       "convert-math-to-llvm,convert-math-to-libm,"
       "finalize-memref-to-llvm,convert-arith-to-llvm,convert-cf-to-llvm,"
       "convert-func-to-llvm,convert-index-to-llvm,reconcile-unrealized-casts,"

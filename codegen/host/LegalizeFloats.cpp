@@ -1,6 +1,9 @@
-//===- ExpandF16.cpp - kiln-host-expand-f16 ------------------------------===//
+//===- LegalizeFloats.cpp - kiln-host-legalize-floats ---------------------===//
 //
-// f16 <-> f32 conversions without F16C and without libgcc. Both directions
+// Float code the portable host baselines would get wrong or would lower to
+// libgcc calls:
+//
+// 1. f16 <-> f32 conversions without F16C and without libgcc. Both directions
 // are computed on the bit patterns (float arithmetic is used only where it
 // is exact or rounds like the target format, under the default
 // round-to-nearest-even mode):
@@ -13,6 +16,12 @@
 //               float addition that rounds at the right bit; normal values
 //               round to nearest even by adding 0xfff + the kept LSB.
 //
+// 2. maximumf/minimumf as LLVM's maximum/minimum intrinsics (upstream
+//    arith-expand's compare-and-select form gets signed zeros wrong).
+//
+// The second pass of this file, kiln-host-half-as-i16, retypes the f16/bf16
+// values that remain in the LLVM dialect.
+//
 //===----------------------------------------------------------------------===//
 #include "codegen/host/HostPasses.h"
 
@@ -23,7 +32,7 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNHOSTHALFASI16
-#define GEN_PASS_DEF_KILNHOSTEXPANDF16
+#define GEN_PASS_DEF_KILNHOSTLEGALIZEFLOATS
 #include "codegen/host/HostPasses.h.inc"
 } // namespace kiln
 
@@ -162,8 +171,8 @@ struct MinMaxToIntrinsic : OpRewritePattern<Op> {
   }
 };
 
-struct KilnHostExpandF16Pass
-    : kiln::impl::KilnHostExpandF16Base<KilnHostExpandF16Pass> {
+struct KilnHostLegalizeFloatsPass
+    : kiln::impl::KilnHostLegalizeFloatsBase<KilnHostLegalizeFloatsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<ExpandExtF, ExpandTruncF, ViaF32<arith::FPToSIOp>,

@@ -1,7 +1,8 @@
-// RUN: kiln-opt %s -kiln-host-expand-f16 | FileCheck %s
+// RUN: kiln-opt %s -kiln-host-legalize-floats | FileCheck %s
 
 // f16 <-> f32 conversions become bit manipulation: no extf/truncf on f16
-// remains (they would be libgcc calls on the portable baseline).
+// remains (they would be libgcc calls on the portable baseline); maximumf and
+// minimumf become LLVM's signed-zero-correct intrinsics.
 
 // CHECK-LABEL: func.func @widen(
 // CHECK-NOT: arith.extf
@@ -33,4 +34,13 @@ func.func @ints(%i: i32, %h: f16) -> (f16, i32) {
   %a = arith.sitofp %i : i32 to f16
   %b = arith.fptosi %h : f16 to i32
   return %a, %b : f16, i32
+}
+
+// CHECK-LABEL: func.func @minmax(
+// CHECK: llvm.intr.maximum(%{{.*}}, %{{.*}}) : (f32, f32) -> f32
+// CHECK: llvm.intr.minimum(%{{.*}}, %{{.*}}) : (f64, f64) -> f64
+func.func @minmax(%a: f32, %b: f32, %c: f64, %d: f64) -> (f32, f64) {
+  %x = arith.maximumf %a, %b : f32
+  %y = arith.minimumf %c, %d : f64
+  return %x, %y : f32, f64
 }
