@@ -19,3 +19,13 @@ rm -f /tmp/kiln-demo-summary.txt
 echo
 echo "=== the row softmax, one variant, as kiln IR:"
 "$KILN" compile examples/softmax.tile --kernel softmax -D BLOCK=1024 -D warps=4
+
+# Every example kernel compiled for the host (at build time, test/e2e) and
+# run on fresh random inputs at ragged sizes, against float64 references.
+E2E=${KILN_E2E:-build/bin/KilnE2ETests}
+if [ -x "$E2E" ]; then
+  echo
+  echo "=== the examples on the host: time of all launches, largest relative error vs float64"
+  printf '%-20s %-14s %-60s %9s %10s\n' test kernel "variant (last launch)" ms "max error"
+  KILN_E2E_TABLE=1 "$E2E" --gtest_filter='Examples.*' --gtest_brief=1 | grep -E ' (ok|FAIL)$'
+fi

@@ -14,8 +14,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 #include <random>
@@ -38,6 +40,20 @@ inline uint32_t seed() {
   return S;
 }
 
+/// What the demo table (KILN_E2E_TABLE=1) reports for the running test: the
+/// last launch's kernel and variant, the launches' time, and the largest
+/// relative error that expectClose saw.
+struct TableRow {
+  std::string Kernel, Variant;
+  double Millis = 0;
+  double MaxRelError = 0;
+  unsigned Launches = 0;
+};
+inline TableRow &currentRow() {
+  static TableRow Row;
+  return Row;
+}
+
 constexpr uint8_t PoisonFloat = 0xFF;
 constexpr uint8_t PoisonInt = 0xAB;
 
@@ -58,6 +74,18 @@ public:
     auto S = Dev->createStream();
     ASSERT_TRUE(S) << S.error().message();
     Str.emplace(std::move(*S));
+    currentRow() = TableRow();
+  }
+
+  /// With KILN_E2E_TABLE set, one row per test: the demo's table.
+  void TearDown() override {
+    if (!std::getenv("KILN_E2E_TABLE"))
+      return;
+    const TableRow &R = currentRow();
+    std::printf("%-20s %-14s %-60s %9.3f %10.1e  %s\n",
+                ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+                R.Kernel.c_str(), R.Variant.c_str(), R.Millis, R.MaxRelError,
+                HasFailure() ? "FAIL" : "ok");
   }
 
   rt::Kernel kernel(const std::string &Bundle, const std::string &Name) {
@@ -104,10 +132,19 @@ public:
   /// Launches and expects success; returns the plan.
   rt::LaunchPlan launch(const rt::Kernel &K, const std::vector<Arg> &Args,
                         const rt::LaunchOptions &Options = {}) {
+    auto Start = std::chrono::steady_clock::now();
     auto P = K.launch(*Str, Args, Options);
     EXPECT_TRUE(P) << K.name() << ": " << P.error().message();
     rt::Error E = Str->synchronize();
     EXPECT_FALSE(E) << E.message();
+    TableRow &Row = currentRow();
+    Row.Millis += std::chrono::duration<double, std::milli>(
+                      std::chrono::steady_clock::now() - Start)
+                      .count();
+    ++Row.Launches;
+    Row.Kernel = K.name();
+    if (P)
+      Row.Variant = P->VariantName + " (" + P->Config + ")";
     return P ? *P : rt::LaunchPlan();
   }
 
@@ -159,6 +196,9 @@ inline size_t expectClose(const char *What, const std::vector<double> &Got,
   size_t Bad = 0;
   for (size_t I = 0; I < Ref.size(); ++I) {
     double Err = std::fabs(Got[I] - Ref[I]);
+    if (std::isfinite(Ref[I]))
+      currentRow().MaxRelError = std::max(
+          currentRow().MaxRelError, Err / std::max(std::fabs(Ref[I]), Floor));
     bool Ok = std::isinf(Ref[I]) ? Got[I] == Ref[I]
                                  : Err <= Tol * std::max(std::fabs(Ref[I]), Floor);
     if (!Ok && Bad++ < 5)
