@@ -16,20 +16,22 @@ echo "== lit"
 echo "== unit tests"
 ctest --test-dir "$BUILD_DIR" --output-on-failure
 
-if [ -x "$BUILD_DIR/bin/kiln-fuzz-frontend" ] && [ "$FUZZ_SECONDS" -gt 0 ]; then
-  echo "== fuzzing the front end for ${FUZZ_SECONDS}s"
+# fuzz TARGET SECONDS CORPUS [libFuzzer options...]: a bounded run of a
+# libFuzzer target (built with clang only); new inputs go to a scratch folder.
+fuzz() {
+  local target=$1 seconds=$2 corpus=$3
+  shift 3
+  [ -x "$BUILD_DIR/bin/$target" ] && [ "$seconds" -gt 0 ] || return 0
+  echo "== $target for ${seconds}s"
+  local work
   work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT
-  "$BUILD_DIR/bin/kiln-fuzz-frontend" -max_total_time="$FUZZ_SECONDS" \
-    -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
-    -dict=test/fuzz/tile.dict -artifact_prefix="$work/" "$work" test/fuzz/corpus 2>&1 | tail -n 15
-fi
-if [ -x "$BUILD_DIR/bin/kiln-fuzz-bundle" ] && [ "$FUZZ_SECONDS" -gt 0 ]; then
-  echo "== fuzzing the runtime's bundle reader for $((FUZZ_SECONDS / 2))s"
-  bundle_work=$(mktemp -d)
-  trap 'rm -rf "${work:-}" "$bundle_work"' EXIT
-  "$BUILD_DIR/bin/kiln-fuzz-bundle" -max_total_time="$((FUZZ_SECONDS / 2))" \
-    -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
-    -artifact_prefix="$bundle_work/" "$bundle_work" test/fuzz/bundle-corpus 2>&1 | tail -n 5
-fi
+  "$BUILD_DIR/bin/$target" -max_total_time="$seconds" -timeout=10 \
+    -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+    -artifact_prefix="$work/" "$@" "$work" "$corpus" 2>&1 | tail -n 8
+  local rc=${PIPESTATUS[0]}
+  rm -rf "$work"
+  return "$rc"
+}
+fuzz kiln-fuzz-frontend "$FUZZ_SECONDS" test/fuzz/corpus -dict=test/fuzz/tile.dict
+fuzz kiln-fuzz-bundle "$((FUZZ_SECONDS / 2))" test/fuzz/bundle-corpus
 echo "== all tests passed"

@@ -355,29 +355,10 @@ Expected<Bundle> Bundle::readOwned(std::vector<uint8_t> Bytes,
 }
 
 Expected<Bundle> Bundle::readFile(const std::string &Path) {
-  std::FILE *F = std::fopen(Path.c_str(), "rb");
-  if (!F)
-    return Error(ErrorCode::IO,
-                 "cannot read '" + Path + "': " + std::strerror(errno));
-  std::vector<uint8_t> Bytes;
-  uint8_t Chunk[1 << 16];
-  bool Failed = false;
-  try {
-    size_t N;
-    while ((N = std::fread(Chunk, 1, sizeof(Chunk), F)) > 0)
-      Bytes.insert(Bytes.end(), Chunk, Chunk + N);
-    Failed = std::ferror(F);
-  } catch (const std::bad_alloc &) {
-    std::fclose(F);
-    return Error(ErrorCode::OutOfMemory,
-                 "cannot read '" + Path + "': out of memory");
-  }
-  int SavedErrno = errno;
-  std::fclose(F);
-  if (Failed)
-    return Error(ErrorCode::IO, "cannot read '" + Path +
-                                    "': " + std::strerror(SavedErrno));
-  return readOwned(std::move(Bytes), Path);
+  Expected<std::vector<uint8_t>> Bytes = detail::readWholeFile(Path);
+  if (!Bytes)
+    return Bytes.error();
+  return readOwned(std::move(*Bytes), Path);
 }
 
 const std::string &Bundle::name() const { return Data->Name; }

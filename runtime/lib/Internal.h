@@ -168,6 +168,10 @@ public:
 /// "a, b, c".
 std::string joinNames(const std::vector<std::string> &Names);
 
+/// The whole contents of the file at `Path` (IO / OutOfMemory errors name
+/// the path).
+Expected<std::vector<uint8_t>> readWholeFile(const std::string &Path);
+
 } // namespace kiln::rt::detail
 
 #endif // KILN_RUNTIME_INTERNAL_H

@@ -10,6 +10,8 @@
 
 #include "kiln/npy.h"
 
+#include "Internal.h"
+
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -296,28 +298,10 @@ Expected<NpyArray> kiln::rt::parseNpy(const uint8_t *Data, size_t Size,
 }
 
 Expected<NpyArray> kiln::rt::readNpyFile(const std::string &Path) {
-  std::FILE *F = std::fopen(Path.c_str(), "rb");
-  if (!F)
-    return Error(ErrorCode::IO,
-                 "cannot read '" + Path + "': " + std::strerror(errno));
-  std::vector<uint8_t> Bytes;
-  uint8_t Chunk[1 << 16];
-  size_t N;
-  bool Failed = false;
-  try {
-    while ((N = std::fread(Chunk, 1, sizeof(Chunk), F)) > 0)
-      Bytes.insert(Bytes.end(), Chunk, Chunk + N);
-    Failed = std::ferror(F);
-  } catch (const std::bad_alloc &) {
-    std::fclose(F);
-    return Error(ErrorCode::OutOfMemory, Path + ": out of memory");
-  }
-  int SavedErrno = errno;
-  std::fclose(F);
-  if (Failed)
-    return Error(ErrorCode::IO, "cannot read '" + Path +
-                                    "': " + std::strerror(SavedErrno));
-  return parseNpy(Bytes.data(), Bytes.size(), Path);
+  Expected<std::vector<uint8_t>> Bytes = detail::readWholeFile(Path);
+  if (!Bytes)
+    return Bytes.error();
+  return parseNpy(Bytes->data(), Bytes->size(), Path);
 }
 
 std::vector<uint8_t> kiln::rt::serializeNpy(const NpyArray &A) {

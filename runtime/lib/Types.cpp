@@ -3,6 +3,10 @@
 #include "Internal.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <new>
 #include <cstdio>
 #include <cstring>
 
@@ -291,4 +295,31 @@ std::string kiln::rt::detail::joinNames(const std::vector<std::string> &Names) {
     Out += N;
   }
   return Out;
+}
+
+Expected<std::vector<uint8_t>>
+kiln::rt::detail::readWholeFile(const std::string &Path) {
+  std::FILE *F = std::fopen(Path.c_str(), "rb");
+  if (!F)
+    return Error(ErrorCode::IO,
+                 "cannot read '" + Path + "': " + std::strerror(errno));
+  std::vector<uint8_t> Bytes;
+  uint8_t Chunk[1 << 16];
+  bool Failed = false;
+  try {
+    size_t N;
+    while ((N = std::fread(Chunk, 1, sizeof(Chunk), F)) > 0)
+      Bytes.insert(Bytes.end(), Chunk, Chunk + N);
+    Failed = std::ferror(F);
+  } catch (const std::bad_alloc &) {
+    std::fclose(F);
+    return Error(ErrorCode::OutOfMemory,
+                 "cannot read '" + Path + "': out of memory");
+  }
+  int SavedErrno = errno;
+  std::fclose(F);
+  if (Failed)
+    return Error(ErrorCode::IO, "cannot read '" + Path +
+                                    "': " + std::strerror(SavedErrno));
+  return Bytes;
 }
