@@ -426,6 +426,14 @@ struct ConvertTileToHostPass
     if (bad)
       return signalPassFailure();
 
+    // The checked mode is a module attribute, which the patterns read.
+    if (checkBounds)
+      module.walk([&](func::FuncOp fn) {
+        if (fn->hasAttr("kiln.kernel"))
+          fn->getParentOfType<ModuleOp>()->setAttr("kiln.check_bounds",
+                                                   UnitAttr::get(ctx));
+      });
+
     // Kernels: extra arguments now, entry points after the conversion.
     SmallVector<std::pair<func::FuncOp, SmallVector<Type>>> kernels;
     module.walk([&](func::FuncOp fn) {

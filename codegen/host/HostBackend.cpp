@@ -211,7 +211,10 @@ HostBackend::compile(ModuleOp variant, llvm::StringRef arch,
   obj.imageKind = 1;   // llvm::object::IMG_Object
   obj.offloadKind = 0; // llvm::object::OFK_None
   obj.bytes = (*bytes)->getBuffer().str();
-  obj.resourcesJson = "{}";
+  // The checked mode (--check-bounds) is recorded so that `kiln inspect`
+  // shows which images guard their accesses.
+  obj.resourcesJson =
+      variant->hasAttr("kiln.check_bounds") ? "{\"check_bounds\":true}" : "{}";
   return obj;
 }
 

@@ -17,6 +17,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <optional>
 #include <string>
 
 namespace kiln::host {
@@ -28,13 +29,38 @@ mlir::Value indexConst(mlir::OpBuilder &b, mlir::Location l, int64_t v);
 /// Sign-extends (or truncates) an integer to i64; index goes through a cast.
 mlir::Value toI64(mlir::OpBuilder &b, mlir::Location l, mlir::Value v);
 mlir::Value addrToPtr(mlir::OpBuilder &b, mlir::Location l, mlir::Value addr);
+/// The checked mode (`kiln.check_bounds` on the module): every access that
+/// its mask lets through first asks the runtime whether the memory is valid
+/// (KilnHostProgram::check) and is skipped when it is not.
+struct AccessCheck {
+  mlir::Value program;  ///< The kernel's KilnHostProgram pointer.
+  std::string where;    ///< "file:line:col" of the kiln op.
+  mlir::ModuleOp module;
+  /// i1: the runtime's verdict on [addr, addr + bytes).
+  mlir::Value emit(mlir::OpBuilder &b, mlir::Location l, mlir::Value addr,
+                   int64_t bytes, bool isStore) const;
+};
+/// The check for `op` when its module is in checked mode, else none.
+std::optional<AccessCheck> accessCheckFor(mlir::Operation *op);
+/// "file:line:col" of a location (empty if it has none).
+std::string locationText(mlir::Location l);
+
+/// Runs `access` when `cond` (null: always) holds and, in checked mode, the
+/// runtime accepts [addr, addr + bytes); else yields `otherwise` (null for
+/// accesses without a result).
+mlir::Value guardedAccess(
+    mlir::OpBuilder &b, mlir::Location l, mlir::Value cond, mlir::Value addr,
+    int64_t bytes, bool isStore, const AccessCheck *check, mlir::Value otherwise,
+    llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location)> access);
 /// A scalar load of `elem` at `addr`, or `other` (zero if null) when
-/// `cond` (null: always load) is false.
+/// `cond` (null: always load) is false or the access check fails.
 mlir::Value guardedLoad(mlir::OpBuilder &b, mlir::Location l, mlir::Type elem,
-                        mlir::Value addr, mlir::Value cond, mlir::Value other);
-/// A scalar store guarded by `cond` (may be null).
+                        mlir::Value addr, mlir::Value cond, mlir::Value other,
+                        const AccessCheck *check = nullptr);
+/// A scalar store guarded by `cond` (may be null) and the access check.
 void guardedStore(mlir::OpBuilder &b, mlir::Location l, mlir::Value value,
-                  mlir::Value addr, mlir::Value cond);
+                  mlir::Value addr, mlir::Value cond,
+                  const AccessCheck *check = nullptr);
 /// The element at `idx` of `v` if it is a tensor, else `v`.
 mlir::Value elementAt(mlir::OpBuilder &b, mlir::Location l, mlir::Value v,
                       mlir::ValueRange idx);

@@ -49,40 +49,110 @@ Value addrToPtr(OpBuilder &b, Location l, Value addr) {
                                   addr);
 }
 
-/// A scalar load of `elem` at address `addr`, or `other` (zero if null)
-/// when `cond` (may be null: always load) is false.
-Value guardedLoad(OpBuilder &b, Location l, Type elem, Value addr, Value cond,
-                  Value other) {
-  auto load = [&](OpBuilder &bb, Location ll) -> Value {
-    return LLVM::LoadOp::create(bb, ll, elem, addrToPtr(bb, ll, addr),
-                                byteSize(elem));
+Value guardedAccess(OpBuilder &b, Location l, Value cond, Value addr,
+                    int64_t bytes, bool isStore, const AccessCheck *check,
+                    Value otherwise,
+                    function_ref<Value(OpBuilder &, Location)> access) {
+  auto branch = [&](OpBuilder &bb, Location ll, Value c,
+                    function_ref<Value(OpBuilder &, Location)> then) -> Value {
+    if (!otherwise) {
+      scf::IfOp::create(bb, ll, c, [&](OpBuilder &t, Location tl) {
+        then(t, tl);
+        scf::YieldOp::create(t, tl);
+      });
+      return Value();
+    }
+    return scf::IfOp::create(
+               bb, ll, c,
+               [&](OpBuilder &t, Location tl) { scf::YieldOp::create(t, tl, then(t, tl)); },
+               [&](OpBuilder &t, Location tl) { scf::YieldOp::create(t, tl, otherwise); })
+        .getResult(0);
+  };
+  // The check runs only for lanes the mask lets through: masked-off lanes
+  // may hold any address and must not trap.
+  auto checked = [&](OpBuilder &bb, Location ll) -> Value {
+    if (!check)
+      return access(bb, ll);
+    return branch(bb, ll, check->emit(bb, ll, addr, bytes, isStore), access);
   };
   if (!cond)
-    return load(b, l);
-  if (!other)
-    other = arith::ConstantOp::create(b, l, b.getZeroAttr(elem));
-  auto ifOp = scf::IfOp::create(
-      b, l, cond,
-      [&](OpBuilder &bb, Location ll) { scf::YieldOp::create(bb, ll, load(bb, ll)); },
-      [&](OpBuilder &bb, Location ll) { scf::YieldOp::create(bb, ll, other); });
-  return ifOp.getResult(0);
+    return checked(b, l);
+  return branch(b, l, cond, checked);
 }
 
-/// A scalar store guarded by `cond` (may be null).
-void guardedStore(OpBuilder &b, Location l, Value value, Value addr,
-                  Value cond) {
-  auto store = [&](OpBuilder &bb, Location ll) {
-    LLVM::StoreOp::create(bb, ll, value, addrToPtr(bb, ll, addr),
-                          byteSize(value.getType()));
-  };
-  if (!cond) {
-    store(b, l);
-    return;
-  }
-  scf::IfOp::create(b, l, cond, [&](OpBuilder &bb, Location ll) {
-    store(bb, ll);
-    scf::YieldOp::create(bb, ll);
-  });
+Value guardedLoad(OpBuilder &b, Location l, Type elem, Value addr, Value cond,
+                  Value other, const AccessCheck *check) {
+  if (!other && (cond || check))
+    other = arith::ConstantOp::create(b, l, b.getZeroAttr(elem));
+  return guardedAccess(b, l, cond, addr, byteSize(elem), /*isStore=*/false, check,
+                 other, [&](OpBuilder &bb, Location ll) -> Value {
+                   return LLVM::LoadOp::create(bb, ll, elem,
+                                               addrToPtr(bb, ll, addr),
+                                               byteSize(elem));
+                 });
+}
+
+void guardedStore(OpBuilder &b, Location l, Value value, Value addr, Value cond,
+                  const AccessCheck *check) {
+  guardedAccess(b, l, cond, addr, byteSize(value.getType()), /*isStore=*/true, check,
+          Value(), [&](OpBuilder &bb, Location ll) -> Value {
+            LLVM::StoreOp::create(bb, ll, value, addrToPtr(bb, ll, addr),
+                                  byteSize(value.getType()));
+            return Value();
+          });
+}
+
+std::string locationText(Location l) {
+  if (auto c = dyn_cast<CallSiteLoc>(l))
+    return locationText(c.getCallee());
+  if (auto fl = dyn_cast<FileLineColLoc>(l))
+    return (fl.getFilename().getValue() + ":" + Twine(fl.getLine()) + ":" +
+            Twine(fl.getColumn()))
+        .str();
+  return "";
+}
+
+std::optional<AccessCheck> accessCheckFor(Operation *op) {
+  for (auto m = op->getParentOfType<ModuleOp>(); m;
+       m = m->getParentOfType<ModuleOp>())
+    if (m->hasAttr("kiln.check_bounds"))
+      return AccessCheck{programArg(op), locationText(op->getLoc()),
+                         op->getParentOfType<ModuleOp>()};
+  return std::nullopt;
+}
+
+Value AccessCheck::emit(OpBuilder &b, Location l, Value addr, int64_t bytes,
+                        bool isStore) const {
+  auto *ctx = b.getContext();
+  auto ptrTy = LLVM::LLVMPointerType::get(ctx);
+  // kiln_host_check(program, addr, bytes, is_store, where) -> i1 calls
+  // program->check(program->runtime, ...) != 0.
+  auto cbType = LLVM::LLVMFunctionType::get(
+      b.getI32Type(), {ptrTy, ptrTy, b.getI64Type(), b.getI32Type(), ptrTy});
+  auto helperType = LLVM::LLVMFunctionType::get(
+      b.getI1Type(), {ptrTy, b.getI64Type(), b.getI64Type(), b.getI32Type(), ptrTy});
+  auto helper = getOrCreateHelper(
+      module, "kiln_host_check", helperType,
+      [&](OpBuilder &hb, Location hl, ValueRange args) {
+        Value fn = programField(hb, hl, args[0], offsetof(KilnHostProgram, check), ptrTy);
+        Value runtime =
+            programField(hb, hl, args[0], offsetof(KilnHostProgram, runtime), ptrTy);
+        Value res = LLVM::CallOp::create(
+                        hb, hl, cbType,
+                        ValueRange{fn, runtime, addrToPtr(hb, hl, args[1]), args[2],
+                                   args[3], args[4]})
+                        .getResult();
+        Value zero = LLVM::ConstantOp::create(hb, hl, hb.getI32Type(), 0);
+        LLVM::ReturnOp::create(
+            hb, hl, LLVM::ICmpOp::create(hb, hl, LLVM::ICmpPredicate::ne, res, zero));
+      });
+  Value whereText = stringConstant(b, l, module, where);
+  return LLVM::CallOp::create(
+             b, l, helper,
+             ValueRange{program, addr, i64Const(b, l, bytes),
+                        arith::ConstantOp::create(b, l, b.getI32IntegerAttr(isStore)),
+                        whereText})
+      .getResult();
 }
 
 /// Extracts the element at `idx` of `v` if it is a tensor, else `v`.

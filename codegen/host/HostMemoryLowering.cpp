@@ -53,10 +53,12 @@ struct LoadLowering : HostPattern<LoadOp> {
   LogicalResult matchAndRewrite(LoadOp op, OpAdaptor a,
                                 ConversionPatternRewriter &r) const override {
     Location l = op.getLoc();
+    std::optional<AccessCheck> check = accessCheckFor(op);
     Type elem = getElementTypeOrSelf(op.getType());
     auto type = dyn_cast<RankedTensorType>(op.getType());
     if (!type) {
-      r.replaceOp(op, guardedLoad(r, l, elem, a.getPtr(), a.getMask(), a.getOther()));
+      r.replaceOp(op, guardedLoad(r, l, elem, a.getPtr(), a.getMask(), a.getOther(),
+                                  check ? &*check : nullptr));
       return success();
     }
     Value ptr = a.getPtr(), mask = a.getMask(), other = a.getOther();
@@ -65,7 +67,8 @@ struct LoadLowering : HostPattern<LoadOp> {
                                return guardedLoad(b, ll, elem,
                                                   elementAt(b, ll, ptr, idx),
                                                   elementAt(b, ll, mask, idx),
-                                                  elementAt(b, ll, other, idx));
+                                                  elementAt(b, ll, other, idx),
+                                                  check ? &*check : nullptr);
                              }));
     return success();
   }
@@ -76,14 +79,15 @@ struct StoreLowering : HostPattern<StoreOp> {
   LogicalResult matchAndRewrite(StoreOp op, OpAdaptor a,
                                 ConversionPatternRewriter &r) const override {
     Location l = op.getLoc();
+    std::optional<AccessCheck> check = accessCheckFor(op);
     Value ptr = a.getPtr(), value = a.getValue(), mask = a.getMask();
     auto type = dyn_cast<RankedTensorType>(ptr.getType());
     if (!type) {
-      guardedStore(r, l, value, ptr, mask);
+      guardedStore(r, l, value, ptr, mask, check ? &*check : nullptr);
     } else {
       forEachIndex(r, l, type.getShape(), [&](OpBuilder &b, Location ll, ValueRange idx) {
         guardedStore(b, ll, elementAt(b, ll, value, idx), elementAt(b, ll, ptr, idx),
-                     elementAt(b, ll, mask, idx));
+                     elementAt(b, ll, mask, idx), check ? &*check : nullptr);
       });
     }
     r.eraseOp(op);
@@ -115,6 +119,7 @@ struct ViewLoadLowering : HostPattern<ViewLoadOp> {
   LogicalResult matchAndRewrite(ViewLoadOp op, OpAdaptor a,
                                 ConversionPatternRewriter &r) const override {
     Location l = op.getLoc();
+    std::optional<AccessCheck> check = accessCheckFor(op);
     auto type = op.getType();
     Type elem = type.getElementType();
     Value view = a.getView(), other = a.getOther();
@@ -123,7 +128,8 @@ struct ViewLoadLowering : HostPattern<ViewLoadOp> {
                              [&](OpBuilder &b, Location ll, ValueRange idx) {
                                auto [addr, ok] =
                                    viewAddress(b, ll, view, offsets, idx, elem);
-                               return guardedLoad(b, ll, elem, addr, ok, other);
+                               return guardedLoad(b, ll, elem, addr, ok, other,
+                                                  check ? &*check : nullptr);
                              }));
     return success();
   }
@@ -134,13 +140,15 @@ struct ViewStoreLowering : HostPattern<ViewStoreOp> {
   LogicalResult matchAndRewrite(ViewStoreOp op, OpAdaptor a,
                                 ConversionPatternRewriter &r) const override {
     Location l = op.getLoc();
+    std::optional<AccessCheck> check = accessCheckFor(op);
     Value view = a.getView(), value = a.getValue();
     auto type = cast<RankedTensorType>(value.getType());
     SmallVector<Value> offsets(a.getOffsets());
     forEachIndex(r, l, type.getShape(), [&](OpBuilder &b, Location ll, ValueRange idx) {
       auto [addr, ok] =
           viewAddress(b, ll, view, offsets, idx, type.getElementType());
-      guardedStore(b, ll, tensor::ExtractOp::create(b, ll, value, idx), addr, ok);
+      guardedStore(b, ll, tensor::ExtractOp::create(b, ll, value, idx), addr, ok,
+                   check ? &*check : nullptr);
     });
     r.eraseOp(op);
     return success();
@@ -183,19 +191,18 @@ struct AtomicRMWLowering : HostPattern<AtomicRMWOp> {
                                                 args[1], LLVM::AtomicOrdering::acq_rel);
           LLVM::ReturnOp::create(b, ll, old);
         });
+    std::optional<AccessCheck> check = accessCheckFor(op);
     auto one = [&](OpBuilder &b, Location ll, ValueRange x) -> Value {
       Value p = x[0], v = x[1], m = x[2];
       auto rmw = [&](OpBuilder &bb, Location lll) -> Value {
         return LLVM::CallOp::create(bb, lll, helper, ValueRange{p, v}).getResult();
       };
-      if (!m)
+      if (!m && !check)
         return rmw(b, ll);
+      // Masked-off (or rejected) lanes return zero.
       Value zero = arith::ConstantOp::create(b, ll, b.getZeroAttr(elem));
-      return scf::IfOp::create(
-                 b, ll, m,
-                 [&](OpBuilder &bb, Location lll) { scf::YieldOp::create(bb, lll, rmw(bb, lll)); },
-                 [&](OpBuilder &bb, Location lll) { scf::YieldOp::create(bb, lll, zero); })
-          .getResult(0);
+      return guardedAccess(b, ll, m, p, byteSize(elem), /*isStore=*/true,
+                           check ? &*check : nullptr, zero, rmw);
     };
     r.replaceOp(op, mapElements(r, l, op.getType(), {ptr, val, mask}, one));
     return success();
@@ -220,10 +227,20 @@ struct AtomicCASLowering : HostPattern<AtomicCASOp> {
           LLVM::ReturnOp::create(
               b, ll, LLVM::ExtractValueOp::create(b, ll, pair, ArrayRef<int64_t>{0}));
         });
+    std::optional<AccessCheck> check = accessCheckFor(op);
     r.replaceOp(op, mapElements(r, l, op.getType(), {ptr, cmp, val},
                                 [&](OpBuilder &b, Location ll, ValueRange x) -> Value {
-                                  return LLVM::CallOp::create(b, ll, helper, x)
-                                      .getResult();
+                                  auto cas = [&](OpBuilder &bb, Location lll) -> Value {
+                                    return LLVM::CallOp::create(bb, lll, helper, x)
+                                        .getResult();
+                                  };
+                                  if (!check)
+                                    return cas(b, ll);
+                                  Value zero = arith::ConstantOp::create(
+                                      b, ll, b.getZeroAttr(elem));
+                                  return guardedAccess(b, ll, Value(), x[0],
+                                                       byteSize(elem), true,
+                                                       &*check, zero, cas);
                                 }));
     return success();
   }

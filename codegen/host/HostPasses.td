@@ -23,6 +23,9 @@ def ConvertTileToHost : Pass<"convert-tile-to-host", "mlir::ModuleOp"> {
   let options = [
     Option<"entrySuffix", "entry-suffix", "std::string", /*default=*/"\"\"",
            "Entry symbol = kernel name + this suffix (e.g. _v3)">,
+    Option<"checkBounds", "check-bounds", "bool", /*default=*/"false",
+           "Checked mode: ask the runtime before every access (also on when "
+           "the module has `kiln.check_bounds`)">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::func::FuncDialect",

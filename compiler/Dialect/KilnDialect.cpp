@@ -104,6 +104,14 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
 
+  // Checked mode (`--check-bounds`): the backend guards every access.
+  if (name == "kiln.check_bounds") {
+    if (!isa<ModuleOp>(op) || !isa<UnitAttr>(value))
+      return op->emitError() << "'" << name
+                             << "' must be a unit attribute on a builtin.module";
+    return success();
+  }
+
   if (name == "kiln.variant_index") {
     if (!isa<ModuleOp>(op) || !isa<IntegerAttr>(value))
       return op->emitError() << "'" << name

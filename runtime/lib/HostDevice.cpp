@@ -13,6 +13,8 @@
 #include "ThreadPool.h"
 
 #include <algorithm>
+#include <map>
+#include <shared_mutex>
 #include <atomic>
 #include <chrono>
 #include <charconv>
@@ -153,10 +155,30 @@ public:
       return Error(ErrorCode::OutOfMemory, "cannot allocate " +
                                                std::to_string(Bytes) +
                                                " bytes of host memory");
+    std::unique_lock<std::shared_mutex> Lock(AllocationsMutex);
+    Allocations[uintptr_t(P)] = Bytes;
     return P;
   }
 
-  void release(void *Ptr) override { std::free(Ptr); }
+  void release(void *Ptr) override {
+    {
+      std::unique_lock<std::shared_mutex> Lock(AllocationsMutex);
+      Allocations.erase(uintptr_t(Ptr));
+    }
+    std::free(Ptr);
+  }
+
+  /// True if [Address, Address + Bytes) lies inside one live allocation
+  /// (the checked mode's notion of valid memory).
+  bool isAllocated(uintptr_t Address, uint64_t Bytes) {
+    std::shared_lock<std::shared_mutex> Lock(AllocationsMutex);
+    auto It = Allocations.upper_bound(Address);
+    if (It == Allocations.begin())
+      return false;
+    --It;
+    return Address >= It->first && Bytes <= It->second &&
+           Address - It->first <= It->second - Bytes;
+  }
 
   Expected<std::unique_ptr<StreamImpl>> createStream() override {
     return std::unique_ptr<StreamImpl>(new HostStream());
@@ -247,6 +269,8 @@ private:
   std::mutex LaunchMutex;
   std::mutex PrintMutex;
   PrintHandler Handler;
+  std::shared_mutex AllocationsMutex;
+  std::map<uintptr_t, size_t> Allocations; ///< base -> requested bytes
 };
 
 void printCallback(void *Runtime, const char *Text, int32_t Kind,
@@ -268,6 +292,22 @@ void trapCallback(void *Runtime, const char *Message) {
                   " (in program " + std::to_string(Id[0]) + ", " +
                   std::to_string(Id[1]) + ", " + std::to_string(Id[2]) + ")";
   S.Stop.store(true);
+}
+
+int32_t checkCallback(void *Runtime, const void *Address, int64_t Bytes,
+                      int32_t IsStore, const char *Where) {
+  auto *Ctx = static_cast<ProgramContext *>(Runtime);
+  if (Bytes >= 0 &&
+      Ctx->State->Device->isAllocated(uintptr_t(Address), uint64_t(Bytes)))
+    return 1;
+  char Addr[32];
+  std::snprintf(Addr, sizeof(Addr), "%p", Address);
+  std::string Message = std::string("out-of-range ") +
+                        (IsStore ? "store" : "load") + " of " +
+                        std::to_string(Bytes) + " bytes at " + Addr + ": " +
+                        (Where && *Where ? Where : "unknown location");
+  trapCallback(Runtime, Message.c_str());
+  return 0;
 }
 
 Error HostDevice::launch(StreamImpl &, LoadedImage &Image, void **Args,
@@ -294,6 +334,7 @@ Error HostDevice::launch(StreamImpl &, LoadedImage &Image, void **Args,
     P.runtime = &Ctx;
     P.print = &printCallback;
     P.trap = &trapCallback;
+    P.check = &checkCallback;
     uint64_t X = uint64_t(S.Grid.X), XY = X * uint64_t(S.Grid.Y);
     while (!S.Stop.load(std::memory_order_relaxed)) {
       uint64_t Begin = S.Next.fetch_add(S.Chunk, std::memory_order_relaxed);

@@ -92,6 +92,9 @@ COMPILE OPTIONS:
   --targets=T,...       the bundle's targets (default: host); repeatable
   --host-cpu=CPU        the CPU of target 'host' (default: a portable
                         baseline, x86-64-v2 on x86-64; 'native': this machine)
+  --check-bounds        checked mode: every load, store and atomic asks the
+                        runtime first; the first out-of-range access fails the
+                        launch with its source location
   --list-variants       print the pruned tune space, one line per variant
   --summary             compile and print one line per specialized variant:
                         its const params and op counts per dialect
@@ -101,7 +104,7 @@ COMPILE OPTIONS:
 
 RUN OPTIONS:
   --kernel NAME         the kernel to run (only it is compiled)
-  -D NAME=VALUE, --host-cpu=CPU   as for compile
+  -D NAME=VALUE, --host-cpu=CPU, --check-bounds   as for compile
   --device, --config, --out-dir, ARG=VALUE   as for kiln-run (kiln-run --help)
 
 INSPECT OPTIONS:
@@ -136,6 +139,8 @@ struct Options {
   std::vector<std::string> kernels;
   std::vector<std::string> targets; ///< As given; empty: none given.
   std::optional<std::string> hostCpu;
+  /// --check-bounds: code objects ask the runtime before every access.
+  bool checkBounds = false;
   /// kiln run: the bundle is kept in memory here instead of being written.
   std::string *bundleSink = nullptr;
 };
@@ -149,7 +154,7 @@ struct ResolvedTarget {
 
 /// Chooses the output kind and checks the options that go with it.
 std::optional<int> finishCompileArgs(Options &opts) {
-  bool bundleOptions = !opts.targets.empty() || opts.hostCpu;
+  bool bundleOptions = !opts.targets.empty() || opts.hostCpu || opts.checkBounds;
   if (opts.emit.empty()) {
     bool text = opts.listVariants || opts.summary;
     opts.emit = !text && (bundleOptions ||
@@ -214,6 +219,8 @@ std::optional<int> parseCompileArgs(llvm::ArrayRef<const char *> args,
           return usageError("--targets: empty target name in '" + *v + "'");
         opts.targets.push_back(name.str());
       }
+    } else if (a == "--check-bounds") {
+      opts.checkBounds = true;
     } else if (isLong("--host-cpu")) {
       auto v = value("--host-cpu");
       if (!v || v->empty())
@@ -449,6 +456,11 @@ std::optional<int> compileVariant(mlir::ModuleOp variantModule,
 int emitBundle(const Options &opts, mlir::ModuleOp specialized,
                llvm::ArrayRef<KernelToEmit> kernels, const dsl::Sema &sema,
                llvm::ArrayRef<ResolvedTarget> targets) {
+  // The checked mode travels to the backends as a module attribute.
+  if (opts.checkBounds)
+    for (auto variant : specialized.getOps<mlir::ModuleOp>())
+      variant->setAttr("kiln.check_bounds",
+                       mlir::UnitAttr::get(specialized.getContext()));
   std::vector<bundle::KernelSignature> signatures;
   for (const KernelToEmit &k : kernels)
     signatures.push_back(signatureOf(*k.kernel, sema));
@@ -676,6 +688,8 @@ int runRun(llvm::ArrayRef<const char *> args) {
       if (name.empty() || num.empty() || num.getAsInteger(0, parsed))
         return usageError("-D expects NAME=INTEGER, found '" + v + "'");
       opts.pins[name.str()] = parsed;
+    } else if (a == "--check-bounds") {
+      opts.checkBounds = true;
     } else if (a.starts_with("--host-cpu")) {
       auto v = takeValue("--host-cpu");
       if (!v || v->empty())

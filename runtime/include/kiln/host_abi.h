@@ -29,7 +29,7 @@
 extern "C" {
 #endif
 
-#define KILN_HOST_ABI_VERSION 1
+#define KILN_HOST_ABI_VERSION 2
 
 /* Scalar kinds, as passed to `print` (same order as the language's types). */
 typedef enum KilnScalarKind {
@@ -54,6 +54,14 @@ typedef struct KilnHostProgram {
   /* A failed assert or a checked-mode violation: `message` says what and
    * where (file:line:col). The kernel returns right after the call. */
   void (*trap)(void *runtime, const char *message);
+  /* Checked mode only (images compiled with --check-bounds): called before
+   * every load, store and atomic that its mask lets through. Returns 1 when
+   * [address, address + bytes) lies inside memory the runtime allocated; 0
+   * otherwise, after recording "out-of-range <load|store> of N bytes at
+   * ADDR: <where>" as the trap message; the access is then skipped.
+   * `is_store` is 1 for stores and atomics. (Added in ABI version 2.) */
+  int32_t (*check)(void *runtime, const void *address, int64_t bytes,
+                   int32_t is_store, const char *where);
 } KilnHostProgram;
 
 typedef void (*KilnHostEntry)(void **args, const KilnHostProgram *program);

@@ -108,3 +108,25 @@ func.func @tf32(%a: tensor<16x16xf32>, %b: tensor<16x16xf32>, %c: tensor<16x16xf
   %d = kiln.dot %a, %b, %c precision = tf32 : tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
   return %d : tensor<16x16xf32>
 }
+
+// -----
+
+// Checked mode: the mask is tested first, then the runtime's check, then
+// the access.
+// CHECK-LABEL: func.func private @kiln_body_chk_v0(
+// CHECK: scf.if %{{.*}} -> (f32)
+// CHECK:   %[[OK:.*]] = llvm.call @kiln_host_check(
+// CHECK:   scf.if %[[OK]] -> (f32)
+// CHECK:     llvm.load
+// CHECK: %[[OK2:.*]] = llvm.call @kiln_host_check(
+// CHECK: scf.if %[[OK2]] {
+// CHECK:   llvm.store
+// CHECK-LABEL: llvm.func internal @kiln_host_check(
+// CHECK: llvm.getelementptr %{{.*}}[48]
+module attributes {kiln.check_bounds} {
+  func.func @chk(%x: !kiln.ptr<f32>, %m: i1) attributes {kiln.kernel} {
+    %v = kiln.load %x, mask %m : !kiln.ptr<f32> -> f32
+    kiln.store %x, %v : !kiln.ptr<f32>
+    return
+  }
+}
