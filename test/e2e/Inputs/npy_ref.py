@@ -6,7 +6,10 @@ standard library only (.npy files written and read by hand, no numpy).
                               seeded from the OS; outputs poisoned with NaN)
   npy_ref.py check CASE DIR   compare DIR/out/*.npy with the float64
                               reference computed from DIR/*.npy
-CASE: vector_add, softmax, matmul, axpy_bf16.
+CASE: vector_add, axpy_bf16, softmax, softmax_bf16, matmul, matmul_ptr,
+matmul_bf16, layer_norm, row_sum, row_max, attention, attention_causal,
+gelu, gelu_exact, row_cumsum, row_argmax, transpose, quantize_i8,
+histogram, embedding.
 """
 import array
 import ast
@@ -16,7 +19,7 @@ import random
 import struct
 import sys
 
-DTYPES = {"<f4": "f", "<f2": "e", "<i4": "i", "<u2": "H"}
+DTYPES = {"<f4": "f", "<f2": "e", "<i4": "i", "<u2": "H", "|i1": "b"}
 
 
 def write_npy(path, descr, shape, values):
@@ -64,8 +67,21 @@ def bf16(x):
     return struct.unpack("<f", struct.pack("<I", bits))[0]
 
 
+def f32(x):
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
 def rand_f32(rng, n, lo=-1.0, hi=1.0):
-    return [struct.unpack("<f", struct.pack("<f", rng.uniform(lo, hi)))[0] for _ in range(n)]
+    return [f32(rng.uniform(lo, hi)) for _ in range(n)]
+
+
+def rand_bf16(rng, n, lo=-1.0, hi=1.0):
+    return [bf16(v) for v in rand_f32(rng, n, lo, hi)]
+
+
+def stays_nan(what, v):
+    """An element the kernel must not write (padding poisoned with NaN)."""
+    return [] if math.isnan(v) else [(what + " (padding, must stay NaN)", v, float("nan"), 0, 1)]
 
 
 # Each case: (sizes, gen(rng, dir), check(dir) -> list of (what, got, ref, tol, floor)).
@@ -73,6 +89,17 @@ N_VEC = 1025
 ROWS, COLS = 3, 200
 M, N, K = 40, 70, 50
 LDA, LDB, LDC = 56, 72, 72
+LN_ROWS, LN_COLS, LN_STRIDE, LN_EPS = 3, 200, 208, 1e-5   # layer_norm (eps=1e-5 on the RUN line)
+RR_ROWS, RR_COLS, RR_STRIDE = 5, 1300, 1304              # row_sum, row_max
+AT_BH, AT_SEQ, AT_D, AT_STRIDE, AT_SCALE = 2, 100, 64, 72, 0.125   # attention (batch 1, heads 2)
+N_GELU = 3000
+CS_ROWS, CS_COLS, CS_STRIDE = 3, 2500, 2510              # row_cumsum
+AM_ROWS, AM_VOCAB, AM_STRIDE = 6, 2500, 2510             # row_argmax
+TR_ROWS, TR_COLS, TR_SX, TR_SY = 45, 70, 75, 50          # transpose
+N_Q, Q_GROUP = 1312, 32                                  # quantize_i8 (41 groups)
+N_HIST, BINS = 5000, 37                                  # histogram
+EM_VOCAB, EM_DIM, EM_LDT, EM_LDO = 20, 100, 104, 110     # embedding
+EM_IDS = [3, -1, 19, 0, 3, 7, -1]
 
 
 def gen(case, d):
@@ -88,10 +115,61 @@ def gen(case, d):
     elif case == "softmax":
         write_npy(os.path.join(d, "x.npy"), "<f4", (ROWS, COLS), rand_f32(rng, ROWS * COLS, -5, 5))
         write_npy(os.path.join(d, "y.npy"), "<f4", (ROWS, COLS), [nan] * (ROWS * COLS))
-    elif case == "matmul":
+    elif case in ("matmul", "matmul_ptr"):
         write_npy(os.path.join(d, "a.npy"), "<f2", (M, LDA), [f16(v) for v in rand_f32(rng, M * LDA)])
         write_npy(os.path.join(d, "b.npy"), "<f2", (K, LDB), [f16(v) for v in rand_f32(rng, K * LDB)])
         write_npy(os.path.join(d, "c.npy"), "<f2", (M, LDC), [nan] * (M * LDC))
+    elif case == "matmul_bf16":
+        write_npy(os.path.join(d, "a.npy"), "<f4", (M, LDA), rand_bf16(rng, M * LDA))
+        write_npy(os.path.join(d, "b.npy"), "<f4", (K, LDB), rand_bf16(rng, K * LDB))
+        write_npy(os.path.join(d, "c.npy"), "<f4", (M, LDC), [nan] * (M * LDC))
+    elif case == "softmax_bf16":
+        write_npy(os.path.join(d, "x.npy"), "<f4", (ROWS, COLS), rand_bf16(rng, ROWS * COLS, -5, 5))
+        write_npy(os.path.join(d, "y.npy"), "<f4", (ROWS, COLS), [nan] * (ROWS * COLS))
+    elif case == "layer_norm":
+        n = LN_ROWS * LN_STRIDE
+        write_npy(os.path.join(d, "x.npy"), "<f4", (LN_ROWS, LN_STRIDE), rand_bf16(rng, n, -3, 5))
+        write_npy(os.path.join(d, "y.npy"), "<f4", (LN_ROWS, LN_STRIDE), [nan] * n)
+        write_npy(os.path.join(d, "w.npy"), "<f4", (LN_COLS,), rand_bf16(rng, LN_COLS, 0.5, 1.5))
+        write_npy(os.path.join(d, "b.npy"), "<f4", (LN_COLS,), rand_bf16(rng, LN_COLS, -0.5, 0.5))
+        write_npy(os.path.join(d, "mean.npy"), "<f4", (LN_ROWS,), [nan] * LN_ROWS)
+        write_npy(os.path.join(d, "rstd.npy"), "<f4", (LN_ROWS,), [nan] * LN_ROWS)
+    elif case in ("row_sum", "row_max"):
+        write_npy(os.path.join(d, "x.npy"), "<f4", (RR_ROWS, RR_STRIDE), rand_f32(rng, RR_ROWS * RR_STRIDE, -10, 10))
+        write_npy(os.path.join(d, "out.npy"), "<f4", (RR_ROWS,), [nan] * RR_ROWS)
+    elif case in ("attention", "attention_causal"):
+        n = AT_BH * AT_SEQ * AT_STRIDE
+        for name, lo, hi in (("q", -2, 2), ("k", -2, 2), ("v", -1, 1)):
+            write_npy(os.path.join(d, name + ".npy"), "<f4", (AT_BH * AT_SEQ, AT_STRIDE), rand_bf16(rng, n, lo, hi))
+        write_npy(os.path.join(d, "o.npy"), "<f4", (AT_BH * AT_SEQ, AT_STRIDE), [nan] * n)
+    elif case in ("gelu", "gelu_exact"):
+        write_npy(os.path.join(d, "x.npy"), "<f4", (N_GELU,), rand_f32(rng, N_GELU, -4, 4))
+        write_npy(os.path.join(d, "y.npy"), "<f4", (N_GELU,), [nan] * N_GELU)
+    elif case == "row_cumsum":
+        n = CS_ROWS * CS_STRIDE
+        write_npy(os.path.join(d, "x.npy"), "<f4", (CS_ROWS, CS_STRIDE), rand_f32(rng, n))
+        write_npy(os.path.join(d, "y.npy"), "<f4", (CS_ROWS, CS_STRIDE), [nan] * n)
+    elif case == "row_argmax":
+        n = AM_ROWS * AM_STRIDE
+        write_npy(os.path.join(d, "logits.npy"), "<f4", (AM_ROWS, AM_STRIDE), rand_f32(rng, n, -20, 20))
+        write_npy(os.path.join(d, "idx.npy"), "<i4", (AM_ROWS,), [-7] * AM_ROWS)
+        write_npy(os.path.join(d, "val.npy"), "<f4", (AM_ROWS,), [nan] * AM_ROWS)
+    elif case == "transpose":
+        write_npy(os.path.join(d, "x.npy"), "<f4", (TR_ROWS, TR_SX), rand_f32(rng, TR_ROWS * TR_SX, -100, 100))
+        write_npy(os.path.join(d, "y.npy"), "<f4", (TR_COLS, TR_SY), [nan] * (TR_COLS * TR_SY))
+    elif case == "quantize_i8":
+        x = rand_f32(rng, N_Q, -3, 3)
+        x[5 * Q_GROUP:6 * Q_GROUP] = [0.0] * Q_GROUP      # an all-zero group: scale 1
+        write_npy(os.path.join(d, "x.npy"), "<f4", (N_Q,), x)
+        write_npy(os.path.join(d, "q.npy"), "|i1", (N_Q,), [-128] * N_Q)   # never produced
+        write_npy(os.path.join(d, "scales.npy"), "<f4", (N_Q // Q_GROUP,), [nan] * (N_Q // Q_GROUP))
+    elif case == "histogram":
+        write_npy(os.path.join(d, "x.npy"), "<i4", (N_HIST,), [rng.randrange(BINS) for _ in range(N_HIST)])
+        write_npy(os.path.join(d, "hist.npy"), "<i4", (BINS,), [0] * BINS)
+    elif case == "embedding":
+        write_npy(os.path.join(d, "table.npy"), "<f4", (EM_VOCAB, EM_LDT), rand_bf16(rng, EM_VOCAB * EM_LDT, -4, 4))
+        write_npy(os.path.join(d, "ids.npy"), "<i4", (len(EM_IDS),), EM_IDS)
+        write_npy(os.path.join(d, "out.npy"), "<f4", (len(EM_IDS), EM_LDO), [nan] * (len(EM_IDS) * EM_LDO))
     else:
         sys.exit("unknown case " + case)
 
@@ -114,7 +192,15 @@ def check(case, d):
             s = sum(math.exp(v - m) for v in row)
             for c in range(COLS):
                 results.append(("y[%d,%d]" % (r, c), y[r * COLS + c], math.exp(row[c] - m) / s, 1e-5, 1e-30))
-    elif case == "matmul":
+    elif case == "softmax_bf16":
+        x, y = inp("x"), out("y")
+        for r in range(ROWS):
+            row = x[r * COLS:(r + 1) * COLS]
+            m = max(row)
+            s = sum(math.exp(v - m) for v in row)
+            for c in range(COLS):
+                results.append(("y[%d,%d]" % (r, c), y[r * COLS + c], math.exp(row[c] - m) / s, 1e-2, 1e-30))
+    elif case in ("matmul", "matmul_ptr", "matmul_bf16"):
         a, b, c = inp("a"), inp("b"), out("c")
         for i in range(M):
             for j in range(LDC):
@@ -124,6 +210,112 @@ def check(case, d):
                     continue
                 ref = sum(a[i * LDA + k] * b[k * LDB + j] for k in range(K))
                 results.append(("c[%d,%d]" % (i, j), c[i * LDC + j], ref, 1e-2, 1.0))
+    elif case == "layer_norm":
+        x, w, b, y = inp("x"), inp("w"), inp("b"), out("y")
+        mean, rstd = out("mean"), out("rstd")
+        for r in range(LN_ROWS):
+            row = x[r * LN_STRIDE:r * LN_STRIDE + LN_COLS]
+            mu = sum(row) / LN_COLS
+            var = sum((v - mu) ** 2 for v in row) / LN_COLS
+            rs = 1.0 / math.sqrt(var + LN_EPS)
+            results.append(("mean[%d]" % r, mean[r], mu, 1e-5, sum(abs(v) for v in row) / LN_COLS))
+            results.append(("rstd[%d]" % r, rstd[r], rs, 1e-5, 0))
+            for c in range(LN_STRIDE):
+                i = r * LN_STRIDE + c
+                if c >= LN_COLS:
+                    results += stays_nan("y[%d,%d]" % (r, c), y[i])
+                    continue
+                ref = (row[c] - mu) * rs * w[c] + b[c]
+                results.append(("y[%d,%d]" % (r, c), y[i], ref, 1e-2, 1e-2))
+    elif case in ("row_sum", "row_max"):
+        x, o = inp("x"), out("out")
+        for r in range(RR_ROWS):
+            row = x[r * RR_STRIDE:r * RR_STRIDE + RR_COLS]
+            if case == "row_sum":
+                results.append(("out[%d]" % r, o[r], math.fsum(row), 1e-5, sum(abs(v) for v in row)))
+            else:
+                results.append(("out[%d]" % r, o[r], max(row), 0, 1))
+    elif case in ("attention", "attention_causal"):
+        q, k, v, o = inp("q"), inp("k"), inp("v"), out("o")
+        at = lambda t, h, i, c: t[(h * AT_SEQ + i) * AT_STRIDE + c]
+        for h in range(AT_BH):
+            for i in range(AT_SEQ):
+                keys = range(i + 1) if case == "attention_causal" else range(AT_SEQ)
+                s = [AT_SCALE * sum(at(q, h, i, c) * at(k, h, j, c) for c in range(AT_D)) for j in keys]
+                m = max(s)
+                p = [math.exp(x - m) for x in s]
+                l = sum(p)
+                for c in range(AT_STRIDE):
+                    got = at(o, h, i, c)
+                    what = "o[%d,%d,%d]" % (h, i, c)
+                    if c >= AT_D:
+                        results += stays_nan(what, got)
+                        continue
+                    ref = sum(pj * at(v, h, j, c) for pj, j in zip(p, keys)) / l
+                    # p is rounded to bf16 for the second product: relative to
+                    # the scale of V (|v| <= 1), not to the (averaged) output.
+                    results.append((what, got, ref, 1e-2, 0.5))
+    elif case in ("gelu", "gelu_exact"):
+        x, y = inp("x"), out("y")
+        for i in range(N_GELU):
+            if case == "gelu":
+                ref = 0.5 * x[i] * (1 + math.tanh(0.7978845608028654 * (x[i] + 0.044715 * x[i] ** 3)))
+            else:
+                ref = 0.5 * x[i] * (1 + math.erf(x[i] / math.sqrt(2)))
+            results.append(("y[%d]" % i, y[i], ref, 1e-5, 1.0))
+    elif case == "row_cumsum":
+        x, y = inp("x"), out("y")
+        for r in range(CS_ROWS):
+            run = absrun = 0.0
+            for c in range(CS_STRIDE):
+                i = r * CS_STRIDE + c
+                if c >= CS_COLS:
+                    results += stays_nan("y[%d,%d]" % (r, c), y[i])
+                    continue
+                run += x[i]
+                absrun += abs(x[i])
+                results.append(("y[%d,%d]" % (r, c), y[i], run, 1e-5, absrun))
+    elif case == "row_argmax":
+        x, idx, val = inp("logits"), out("idx"), out("val")
+        for r in range(AM_ROWS):
+            row = x[r * AM_STRIDE:r * AM_STRIDE + AM_VOCAB]
+            m = max(row)
+            results.append(("idx[%d]" % r, idx[r], row.index(m), 0, 1))
+            results.append(("val[%d]" % r, val[r], m, 0, 1))
+    elif case == "transpose":
+        x, y = inp("x"), out("y")
+        for c in range(TR_COLS):
+            for r in range(TR_SY):
+                what = "y[%d,%d]" % (c, r)
+                if r >= TR_ROWS:
+                    results += stays_nan(what, y[c * TR_SY + r])
+                else:
+                    results.append((what, y[c * TR_SY + r], x[r * TR_SX + c], 0, 1))
+    elif case == "quantize_i8":
+        x, q, scales = inp("x"), out("q"), out("scales")
+        for g in range(N_Q // Q_GROUP):
+            grp = x[g * Q_GROUP:(g + 1) * Q_GROUP]
+            amax = max(abs(v) for v in grp)
+            ref_scale = amax / 127 if amax > 0 else 1.0
+            results.append(("scales[%d]" % g, scales[g], ref_scale, 1e-5, 0))
+            s32 = f32(f32(amax) / 127) if amax > 0 else 1.0   # the kernel's f32 scale
+            for i in range(g * Q_GROUP, (g + 1) * Q_GROUP):
+                ref = max(-127, min(127, math.floor(f32(f32(x[i] / s32) + 0.5))))
+                results.append(("q[%d]" % i, q[i], ref, 0, 1))
+    elif case == "histogram":
+        x, hist = inp("x"), out("hist")
+        for bin_ in range(BINS):
+            results.append(("hist[%d]" % bin_, hist[bin_], x.count(bin_), 0, 1))
+    elif case == "embedding":
+        table, o = inp("table"), out("out")
+        for i, id_ in enumerate(EM_IDS):
+            for c in range(EM_LDO):
+                what = "out[%d,%d]" % (i, c)
+                if c >= EM_DIM:
+                    results += stays_nan(what, o[i * EM_LDO + c])
+                else:
+                    ref = 0.0 if id_ < 0 else table[id_ * EM_LDT + c]
+                    results.append((what, o[i * EM_LDO + c], ref, 0, 1))
     bad = 0
     for what, got, ref, tol, floor in results:
         ok = (not math.isnan(got)) and not math.isnan(ref) and \
