@@ -98,6 +98,13 @@ viewAddress(mlir::OpBuilder &b, mlir::Location l, mlir::Value view,
 /// Loads the KilnHostProgram field at byte `offset` as `type`.
 mlir::Value programField(mlir::OpBuilder &b, mlir::Location l,
                          mlir::Value program, int64_t offset, mlir::Type type);
+/// Calls the KilnHostProgram callback at byte `offset` (of C type `type`,
+/// whose first parameter is the runtime state) as
+/// `callback(program->runtime, args...)`; returns its result, if any.
+mlir::Value callProgramCallback(mlir::OpBuilder &b, mlir::Location l,
+                                mlir::Value program, int64_t offset,
+                                mlir::LLVM::LLVMFunctionType type,
+                                mlir::ValueRange args);
 /// Address of a private constant global holding `text` (NUL-terminated).
 mlir::Value stringConstant(mlir::OpBuilder &b, mlir::Location l,
                            mlir::ModuleOp module, llvm::StringRef text);

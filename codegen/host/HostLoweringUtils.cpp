@@ -102,6 +102,19 @@ void guardedStore(OpBuilder &b, Location l, Value value, Value addr, Value cond,
           });
 }
 
+Value callProgramCallback(OpBuilder &b, Location l, Value program,
+                          int64_t offset, LLVM::LLVMFunctionType type,
+                          ValueRange args) {
+  auto ptrTy = LLVM::LLVMPointerType::get(b.getContext());
+  Value fn = programField(b, l, program, offset, ptrTy);
+  Value runtime =
+      programField(b, l, program, offsetof(KilnHostProgram, runtime), ptrTy);
+  SmallVector<Value> callArgs{fn, runtime};
+  callArgs.append(args.begin(), args.end());
+  auto call = LLVM::CallOp::create(b, l, type, callArgs);
+  return call.getNumResults() ? call.getResult() : Value();
+}
+
 std::string locationText(Location l) {
   if (auto c = dyn_cast<CallSiteLoc>(l))
     return locationText(c.getCallee());
@@ -134,14 +147,9 @@ Value AccessCheck::emit(OpBuilder &b, Location l, Value addr, int64_t bytes,
   auto helper = getOrCreateHelper(
       module, "kiln_host_check", helperType,
       [&](OpBuilder &hb, Location hl, ValueRange args) {
-        Value fn = programField(hb, hl, args[0], offsetof(KilnHostProgram, check), ptrTy);
-        Value runtime =
-            programField(hb, hl, args[0], offsetof(KilnHostProgram, runtime), ptrTy);
-        Value res = LLVM::CallOp::create(
-                        hb, hl, cbType,
-                        ValueRange{fn, runtime, addrToPtr(hb, hl, args[1]), args[2],
-                                   args[3], args[4]})
-                        .getResult();
+        Value res = callProgramCallback(
+            hb, hl, args[0], offsetof(KilnHostProgram, check), cbType,
+            {addrToPtr(hb, hl, args[1]), args[2], args[3], args[4]});
         Value zero = LLVM::ConstantOp::create(hb, hl, hb.getI32Type(), 0);
         LLVM::ReturnOp::create(
             hb, hl, LLVM::ICmpOp::create(hb, hl, LLVM::ICmpPredicate::ne, res, zero));

@@ -269,12 +269,8 @@ struct PrintLowering : HostPattern<PrintOp> {
     auto helper = getOrCreateHelper(
         module, "kiln_host_print", helperType,
         [&](OpBuilder &b, Location ll, ValueRange args) {
-          Value fn = programField(b, ll, args[0], offsetof(KilnHostProgram, print), ptrTy);
-          Value runtime =
-              programField(b, ll, args[0], offsetof(KilnHostProgram, runtime), ptrTy);
-          SmallVector<Value> callArgs{fn, runtime};
-          callArgs.append(args.begin() + 1, args.end());
-          LLVM::CallOp::create(b, ll, fnType, callArgs);
+          callProgramCallback(b, ll, args[0], offsetof(KilnHostProgram, print),
+                              fnType, args.drop_front());
           LLVM::ReturnOp::create(b, ll, ValueRange{});
         });
     auto call = [&](StringRef text, Value data, Type elem, int64_t count,
@@ -357,10 +353,8 @@ struct AssertLowering : HostPattern<AssertOp> {
     auto helper = getOrCreateHelper(
         module, "kiln_host_trap", fnType,
         [&](OpBuilder &b, Location ll, ValueRange args) {
-          Value fn = programField(b, ll, args[0], offsetof(KilnHostProgram, trap), ptrTy);
-          Value runtime =
-              programField(b, ll, args[0], offsetof(KilnHostProgram, runtime), ptrTy);
-          LLVM::CallOp::create(b, ll, fnType, ValueRange{fn, runtime, args[1]});
+          callProgramCallback(b, ll, args[0], offsetof(KilnHostProgram, trap),
+                              fnType, args.drop_front());
           LLVM::ReturnOp::create(b, ll, ValueRange{});
         });
     auto check = [&](OpBuilder &b, Location ll, Value cond) {
