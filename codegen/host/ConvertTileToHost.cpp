@@ -203,6 +203,16 @@ struct DotLowering : HostPattern<DotOp> {
   }
 };
 
+/// One `tensor.empty` per (tensor) value of `like`, to build results into.
+SmallVector<Value> emptyTensorsLike(OpBuilder &b, Location l, ValueRange like) {
+  SmallVector<Value> out;
+  for (Value v : like) {
+    auto t = cast<RankedTensorType>(v.getType());
+    out.push_back(tensor::EmptyOp::create(b, l, t.getShape(), t.getElementType()));
+  }
+  return out;
+}
+
 /// Clones the combining region of a reduce/scan: `(acc..., new...)` ->
 /// combined values.
 SmallVector<Value> combine(OpBuilder &b, Region &region, ValueRange acc,
@@ -259,11 +269,7 @@ struct ReduceLowering : HostPattern<ReduceOp> {
     }
     // One loop nest over the result indices, with one tensor per result.
     auto resType = cast<RankedTensorType>(op.getResult(0).getType());
-    SmallVector<Value> inits;
-    for (Value res : op.getResults()) {
-      auto t = cast<RankedTensorType>(res.getType());
-      inits.push_back(tensor::EmptyOp::create(r, l, t.getShape(), t.getElementType()));
-    }
+    SmallVector<Value> inits = emptyTensorsLike(r, l, op.getResults());
     scf::LoopNest nest = loopNestOver(
         r, l, resType.getShape(), inits,
         [&](OpBuilder &b, Location ll, ValueRange ivs, ValueRange iters) {
@@ -292,11 +298,7 @@ struct ScanLowering : HostPattern<ScanOp> {
     bool reverse = op.getReverse();
     SmallVector<int64_t> outer(type.getShape());
     outer[axis] = 1;
-    SmallVector<Value> inits;
-    for (Value res : op.getResults()) {
-      auto t = cast<RankedTensorType>(res.getType());
-      inits.push_back(tensor::EmptyOp::create(r, l, t.getShape(), t.getElementType()));
-    }
+    SmallVector<Value> inits = emptyTensorsLike(r, l, op.getResults());
     Region &region = op.getCombiner();
     scf::LoopNest nest = loopNestOver(
         r, l, outer, inits,

@@ -50,17 +50,17 @@ std::string locationText(mlir::Location l);
 /// accesses without a result).
 mlir::Value guardedAccess(
     mlir::OpBuilder &b, mlir::Location l, mlir::Value cond, mlir::Value addr,
-    int64_t bytes, bool isStore, const AccessCheck *check, mlir::Value otherwise,
+    int64_t bytes, bool isStore, const std::optional<AccessCheck> &check, mlir::Value otherwise,
     llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location)> access);
 /// A scalar load of `elem` at `addr`, or `other` (zero if null) when
 /// `cond` (null: always load) is false or the access check fails.
 mlir::Value guardedLoad(mlir::OpBuilder &b, mlir::Location l, mlir::Type elem,
                         mlir::Value addr, mlir::Value cond, mlir::Value other,
-                        const AccessCheck *check = nullptr);
+                        const std::optional<AccessCheck> &check = std::nullopt);
 /// A scalar store guarded by `cond` (may be null) and the access check.
 void guardedStore(mlir::OpBuilder &b, mlir::Location l, mlir::Value value,
                   mlir::Value addr, mlir::Value cond,
-                  const AccessCheck *check = nullptr);
+                  const std::optional<AccessCheck> &check = std::nullopt);
 /// The element at `idx` of `v` if it is a tensor, else `v`.
 mlir::Value elementAt(mlir::OpBuilder &b, mlir::Location l, mlir::Value v,
                       mlir::ValueRange idx);

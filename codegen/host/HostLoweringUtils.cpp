@@ -50,7 +50,7 @@ Value addrToPtr(OpBuilder &b, Location l, Value addr) {
 }
 
 Value guardedAccess(OpBuilder &b, Location l, Value cond, Value addr,
-                    int64_t bytes, bool isStore, const AccessCheck *check,
+                    int64_t bytes, bool isStore, const std::optional<AccessCheck> &check,
                     Value otherwise,
                     function_ref<Value(OpBuilder &, Location)> access) {
   auto branch = [&](OpBuilder &bb, Location ll, Value c,
@@ -81,7 +81,7 @@ Value guardedAccess(OpBuilder &b, Location l, Value cond, Value addr,
 }
 
 Value guardedLoad(OpBuilder &b, Location l, Type elem, Value addr, Value cond,
-                  Value other, const AccessCheck *check) {
+                  Value other, const std::optional<AccessCheck> &check) {
   if (!other && (cond || check))
     other = arith::ConstantOp::create(b, l, b.getZeroAttr(elem));
   return guardedAccess(b, l, cond, addr, byteSize(elem), /*isStore=*/false, check,
@@ -93,7 +93,7 @@ Value guardedLoad(OpBuilder &b, Location l, Type elem, Value addr, Value cond,
 }
 
 void guardedStore(OpBuilder &b, Location l, Value value, Value addr, Value cond,
-                  const AccessCheck *check) {
+                  const std::optional<AccessCheck> &check) {
   guardedAccess(b, l, cond, addr, byteSize(value.getType()), /*isStore=*/true, check,
           Value(), [&](OpBuilder &bb, Location ll) -> Value {
             LLVM::StoreOp::create(bb, ll, value, addrToPtr(bb, ll, addr),

@@ -58,7 +58,7 @@ struct LoadLowering : HostPattern<LoadOp> {
     auto type = dyn_cast<RankedTensorType>(op.getType());
     if (!type) {
       r.replaceOp(op, guardedLoad(r, l, elem, a.getPtr(), a.getMask(), a.getOther(),
-                                  check ? &*check : nullptr));
+                                  check));
       return success();
     }
     Value ptr = a.getPtr(), mask = a.getMask(), other = a.getOther();
@@ -68,7 +68,7 @@ struct LoadLowering : HostPattern<LoadOp> {
                                                   elementAt(b, ll, ptr, idx),
                                                   elementAt(b, ll, mask, idx),
                                                   elementAt(b, ll, other, idx),
-                                                  check ? &*check : nullptr);
+                                                  check);
                              }));
     return success();
   }
@@ -83,11 +83,11 @@ struct StoreLowering : HostPattern<StoreOp> {
     Value ptr = a.getPtr(), value = a.getValue(), mask = a.getMask();
     auto type = dyn_cast<RankedTensorType>(ptr.getType());
     if (!type) {
-      guardedStore(r, l, value, ptr, mask, check ? &*check : nullptr);
+      guardedStore(r, l, value, ptr, mask, check);
     } else {
       forEachIndex(r, l, type.getShape(), [&](OpBuilder &b, Location ll, ValueRange idx) {
         guardedStore(b, ll, elementAt(b, ll, value, idx), elementAt(b, ll, ptr, idx),
-                     elementAt(b, ll, mask, idx), check ? &*check : nullptr);
+                     elementAt(b, ll, mask, idx), check);
       });
     }
     r.eraseOp(op);
@@ -129,7 +129,7 @@ struct ViewLoadLowering : HostPattern<ViewLoadOp> {
                                auto [addr, ok] =
                                    viewAddress(b, ll, view, offsets, idx, elem);
                                return guardedLoad(b, ll, elem, addr, ok, other,
-                                                  check ? &*check : nullptr);
+                                                  check);
                              }));
     return success();
   }
@@ -148,7 +148,7 @@ struct ViewStoreLowering : HostPattern<ViewStoreOp> {
       auto [addr, ok] =
           viewAddress(b, ll, view, offsets, idx, type.getElementType());
       guardedStore(b, ll, tensor::ExtractOp::create(b, ll, value, idx), addr, ok,
-                   check ? &*check : nullptr);
+                   check);
     });
     r.eraseOp(op);
     return success();
@@ -202,7 +202,7 @@ struct AtomicRMWLowering : HostPattern<AtomicRMWOp> {
       // Masked-off (or rejected) lanes return zero.
       Value zero = arith::ConstantOp::create(b, ll, b.getZeroAttr(elem));
       return guardedAccess(b, ll, m, p, byteSize(elem), /*isStore=*/true,
-                           check ? &*check : nullptr, zero, rmw);
+                           check, zero, rmw);
     };
     r.replaceOp(op, mapElements(r, l, op.getType(), {ptr, val, mask}, one));
     return success();
@@ -240,7 +240,7 @@ struct AtomicCASLowering : HostPattern<AtomicCASOp> {
                                       b, ll, b.getZeroAttr(elem));
                                   return guardedAccess(b, ll, Value(), x[0],
                                                        byteSize(elem), true,
-                                                       &*check, zero, cas);
+                                                       check, zero, cas);
                                 }));
     return success();
   }
