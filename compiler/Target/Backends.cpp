@@ -9,11 +9,17 @@
 #ifdef KILN_HAVE_HOST_BACKEND
 #include "codegen/host/HostBackend.h"
 #endif
+#ifdef KILN_HAVE_NVPTX_BACKEND
+#include "codegen/nvptx/NVPTXBackend.h"
+#endif
 
 void kiln::registerBuiltinBackends() {
   static const bool registered = [] {
 #ifdef KILN_HAVE_HOST_BACKEND
     registerHostBackend();
+#endif
+#ifdef KILN_HAVE_NVPTX_BACKEND
+    nvptx::registerNVPTXBackend();
 #endif
     return true;
   }();

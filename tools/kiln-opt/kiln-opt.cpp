@@ -23,6 +23,12 @@
 #include "codegen/host/HostPasses.h"
 #endif
 
+#include "compiler/GPU/Passes.h"
+
+#ifdef KILN_HAVE_NVPTX_PASSES
+#include "codegen/nvptx/NVPTXPasses.h"
+#endif
+
 #if __has_include("compiler/Transforms/Passes.h")
 #include "compiler/Transforms/Passes.h"
 #define KILN_HAVE_TRANSFORMS 1
@@ -33,6 +39,10 @@ int main(int argc, char **argv) {
 #ifdef KILN_HAVE_TRANSFORMS
   kiln::registerKilnPasses();
 #endif
+  kiln::gpu::registerKilnGPUPasses();
+#ifdef KILN_HAVE_NVPTX_PASSES
+  kiln::nvptx::registerKilnNVPTXPasses();
+#endif
 
   mlir::DialectRegistry registry;
   registry.insert<kiln::KilnDialect, mlir::arith::ArithDialect,
@@ -40,6 +50,10 @@ int main(int argc, char **argv) {
                   mlir::func::FuncDialect, mlir::tensor::TensorDialect,
                   mlir::cf::ControlFlowDialect>();
   mlir::func::registerInlinerExtension(registry);
+  registry.insert<kiln::gpu::KilnGPUDialect, mlir::vector::VectorDialect>();
+#ifdef KILN_HAVE_NVPTX_PASSES
+  kiln::nvptx::registerNVPTXDialects(registry);
+#endif
 #ifdef KILN_HAVE_HOST_PASSES
   kiln::registerHostPipelinePasses();
   kiln::registerHostDialects(registry);

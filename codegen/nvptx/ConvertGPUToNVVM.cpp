@@ -1,0 +1,268 @@
+//===- ConvertGPUToNVVM.cpp - The per-thread form to NVVM + LLVM ----------===//
+//
+// convert-kiln-gpu-to-nvvm: maps each primitive of the GPU stage's
+// per-thread form to NVVM (special registers, barriers, shuffles) or to
+// LLVM memory ops on the global (1) and shared (3) address spaces, then
+// lowers arith, math, vector, scf, cf and func to the LLVM dialect. The
+// kernel becomes an `nvvm.kernel` with `nvvm.maxntid` = warps × 32 and
+// reads its shared memory from one extern array, `kiln_shared`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/nvptx/NVPTXPasses.h"
+
+#include "compiler/Dialect/KilnDialect.h"
+#include "compiler/GPU/IR/KilnGPUDialect.h"
+#include "compiler/GPU/TargetDesc.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace kiln::nvptx {
+#define GEN_PASS_DEF_CONVERTKILNGPUTONVVM
+#include "codegen/nvptx/NVPTXPasses.h.inc"
+} // namespace kiln::nvptx
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::gpu;
+
+namespace {
+
+constexpr unsigned kGlobal = 1, kShared = 3;
+constexpr llvm::StringLiteral kSharedSymbol = "kiln_shared";
+
+Value i32Const(OpBuilder &b, Location loc, int32_t v) {
+  return LLVM::ConstantOp::create(b, loc, b.getI32Type(),
+                                  b.getI32IntegerAttr(v));
+}
+
+//===----------------------------------------------------------------------===//
+// Step 1: primitives (scf.if for masks, so that step 2 makes branches)
+//===----------------------------------------------------------------------===//
+
+Value globalPtr(OpBuilder &b, Location loc, Value addr) {
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), kGlobal), addr);
+}
+
+/// Address of byte `offset` of a shared buffer.
+Value sharedPtr(OpBuilder &b, Location loc, Value buffer, Value offset) {
+  auto alloc = buffer.getDefiningOp<SharedAllocOp>();
+  assert(alloc && alloc.getOffset() && "buffers are allocated first");
+  auto ptrTy = LLVM::LLVMPointerType::get(b.getContext(), kShared);
+  Value base = LLVM::AddressOfOp::create(b, loc, ptrTy, kSharedSymbol);
+  Value total = LLVM::AddOp::create(
+      b, loc, offset, i32Const(b, loc, int32_t(*alloc.getOffset())));
+  return LLVM::GEPOp::create(b, loc, ptrTy, b.getI8Type(), base,
+                             ValueRange{total});
+}
+
+/// `mask ? body() : otherwise` as an scf.if (or just body() without mask).
+Value guarded(OpBuilder &b, Location loc, Value mask, Type type,
+              function_ref<Value(OpBuilder &)> body,
+              function_ref<Value(OpBuilder &)> otherwise) {
+  if (!mask)
+    return body(b);
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{type}, mask, true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    scf::YieldOp::create(b, loc, body(b));
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, loc, otherwise(b));
+  }
+  return ifOp.getResult(0);
+}
+
+LogicalResult lowerPrimitives(ModuleOp module, int32_t threads) {
+  auto result = module.walk([&](Operation *op) -> WalkResult {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    if (auto id = dyn_cast<HwIdOp>(op)) {
+      Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+      Value v = tid;
+      if (id.getKind() == HwIdKind::lane)
+        v = LLVM::AndOp::create(b, loc, tid, i32Const(b, loc, 31));
+      else if (id.getKind() == HwIdKind::warp)
+        v = LLVM::LShrOp::create(b, loc, tid, i32Const(b, loc, 5));
+      id.replaceAllUsesWith(v);
+      id.erase();
+    } else if (auto pid = dyn_cast<kiln::ProgramIdOp>(op)) {
+      Value v;
+      switch (pid.getAxis()) {
+      case ProgramAxis::x: v = NVVM::BlockIdXOp::create(b, loc, b.getI32Type()); break;
+      case ProgramAxis::y: v = NVVM::BlockIdYOp::create(b, loc, b.getI32Type()); break;
+      case ProgramAxis::z: v = NVVM::BlockIdZOp::create(b, loc, b.getI32Type()); break;
+      }
+      pid.replaceAllUsesWith(v);
+      pid.erase();
+    } else if (auto np = dyn_cast<kiln::NumProgramsOp>(op)) {
+      Value v;
+      switch (np.getAxis()) {
+      case ProgramAxis::x: v = NVVM::GridDimXOp::create(b, loc, b.getI32Type()); break;
+      case ProgramAxis::y: v = NVVM::GridDimYOp::create(b, loc, b.getI32Type()); break;
+      case ProgramAxis::z: v = NVVM::GridDimZOp::create(b, loc, b.getI32Type()); break;
+      }
+      np.replaceAllUsesWith(v);
+      np.erase();
+    } else if (auto load = dyn_cast<GlobalLoadOp>(op)) {
+      VectorType vt = load.getType();
+      unsigned align = load.getAlignment();
+      Value v = guarded(
+          b, loc, load.getMask(), vt,
+          [&](OpBuilder &bb) -> Value {
+            return LLVM::LoadOp::create(bb, loc, vt,
+                                        globalPtr(bb, loc, load.getAddr()),
+                                        align);
+          },
+          [&](OpBuilder &bb) -> Value {
+            if (load.getOther())
+              return load.getOther();
+            return LLVM::ZeroOp::create(bb, loc, vt);
+          });
+      load.replaceAllUsesWith(v);
+      load.erase();
+    } else if (auto store = dyn_cast<GlobalStoreOp>(op)) {
+      auto emit = [&](OpBuilder &bb) {
+        LLVM::StoreOp::create(bb, loc, store.getValue(),
+                              globalPtr(bb, loc, store.getAddr()),
+                              store.getAlignment());
+      };
+      if (Value mask = store.getMask()) {
+        auto ifOp = scf::IfOp::create(b, loc, mask, false);
+        OpBuilder bb = OpBuilder::atBlockBegin(&ifOp.getThenRegion().front());
+        bb.setInsertionPoint(ifOp.getThenRegion().front().getTerminator());
+        emit(bb);
+      } else {
+        emit(b);
+      }
+      store.erase();
+    } else if (auto sl = dyn_cast<SharedLoadOp>(op)) {
+      VectorType vt = sl.getType();
+      Value v = LLVM::LoadOp::create(
+          b, loc, vt, sharedPtr(b, loc, sl.getBuffer(), sl.getOffset()),
+          vt.getElementTypeBitWidth() / 8);
+      sl.replaceAllUsesWith(v);
+      sl.erase();
+    } else if (auto ss = dyn_cast<SharedStoreOp>(op)) {
+      auto vt = cast<VectorType>(ss.getValue().getType());
+      LLVM::StoreOp::create(b, loc, ss.getValue(),
+                            sharedPtr(b, loc, ss.getBuffer(), ss.getOffset()),
+                            vt.getElementTypeBitWidth() / 8);
+      ss.erase();
+    } else if (auto bar = dyn_cast<BarrierOp>(op)) {
+      NVVM::Barrier0Op::create(b, loc);
+      bar.erase();
+    } else if (isa<ShuffleOp, MmaOp>(op)) {
+      return op->emitError("'") << op->getName()
+                                << "' is not lowered to NVVM yet";
+    }
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  // Buffers are now only offsets.
+  module.walk([](SharedAllocOp a) {
+    if (a->use_empty())
+      a.erase();
+  });
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+struct ConvertKilnGPUToNVVMPass
+    : public kiln::nvptx::impl::ConvertKilnGPUToNVVMBase<
+          ConvertKilnGPUToNVVMPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    auto warps = module->getAttrOfType<IntegerAttr>(
+        KilnGPUDialect::getWarpsAttrName());
+    int32_t threads = (warps ? warps.getInt() : 4) * 32;
+
+    // Shared memory: one extern array; the kernel's size is a launch
+    // parameter (dynamic shared memory).
+    int64_t sharedBytes = 0;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      if (auto s = fn->getAttrOfType<IntegerAttr>(
+              KilnGPUDialect::getSharedBytesAttrName()))
+        sharedBytes = std::max(sharedBytes, s.getInt());
+      // Argument attributes are Kiln's (names, promises): LLVM has no use
+      // for them.
+      for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+        fn.setArgAttrs(i, ArrayRef<NamedAttribute>{});
+      fn->setAttr("nvvm.kernel", UnitAttr::get(ctx));
+      fn->setAttr("nvvm.maxntid",
+                  DenseI32ArrayAttr::get(ctx, {threads, 1, 1}));
+    }
+    {
+      OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+      auto arrayTy = LLVM::LLVMArrayType::get(b.getI8Type(), 0);
+      LLVM::GlobalOp::create(b, module.getLoc(), arrayTy, /*isConstant=*/false,
+                             LLVM::Linkage::External, kSharedSymbol,
+                             Attribute(), /*alignment=*/16, kShared);
+    }
+    (void)sharedBytes;
+
+    if (failed(lowerPrimitives(module, threads)))
+      return signalPassFailure();
+
+    // Strided slices of 1-d vectors become shuffles.
+    {
+      RewritePatternSet patterns(ctx);
+      vector::populateVectorInsertExtractStridedSliceTransforms(patterns);
+      if (failed(applyPatternsGreedily(module, std::move(patterns))))
+        return signalPassFailure();
+    }
+
+    // scf -> cf.
+    {
+      RewritePatternSet patterns(ctx);
+      populateSCFToControlFlowConversionPatterns(patterns);
+      ConversionTarget target(*ctx);
+      target.addIllegalDialect<scf::SCFDialect>();
+      target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+      if (failed(applyPartialConversion(module, target, std::move(patterns))))
+        return signalPassFailure();
+    }
+
+    // Everything -> LLVM.
+    LowerToLLVMOptions options(ctx);
+    options.overrideIndexBitwidth(64);
+    LLVMTypeConverter converter(ctx, options);
+    RewritePatternSet patterns(ctx);
+    arith::populateArithToLLVMConversionPatterns(converter, patterns);
+    populateMathToLLVMConversionPatterns(converter, patterns);
+    populateVectorToLLVMConversionPatterns(converter, patterns);
+    cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
+    populateFuncToLLVMConversionPatterns(converter, patterns);
+    LLVMConversionTarget target(*ctx);
+    target.addLegalDialect<NVVM::NVVMDialect>();
+    target.addLegalOp<ModuleOp>();
+    if (failed(applyFullConversion(module, target, std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

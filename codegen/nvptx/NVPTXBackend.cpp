@@ -1,0 +1,261 @@
+//===- NVPTXBackend.cpp - PTX code objects for NVIDIA GPUs ----------------===//
+//
+// The TargetBackend for NVIDIA archs: the GPU stage and the NVVM lowering
+// (NVPTXPipeline.cpp), LLVM IR, O3, PTX from LLVM's NVPTX target in
+// process; when ptxas is found (KILN_PTXAS, PATH, /usr/local/cuda/bin), it
+// checks the PTX and reports registers, spills and stack.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/nvptx/NVPTXBackend.h"
+
+#include "codegen/nvptx/NVPTXPasses.h"
+#include "codegen/nvptx/NVPTXTargets.h"
+#include "compiler/GPU/IR/KilnGPUDialect.h"
+#include "compiler/GPU/TargetDesc.h"
+#include "compiler/Target/TargetBackend.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Object/OffloadBinary.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace mlir;
+
+namespace {
+
+constexpr const char *kTriple = "nvptx64-nvidia-cuda";
+
+llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// Removes a temporary file when it goes out of scope.
+struct TempFile {
+  llvm::SmallString<128> path;
+  ~TempFile() {
+    if (!path.empty())
+      llvm::sys::fs::remove(path);
+  }
+};
+
+/// What `ptxas -v` says of one kernel.
+struct PtxasReport {
+  int64_t registers = -1, spillStores = 0, spillLoads = 0, stack = 0;
+};
+
+PtxasReport parsePtxasReport(llvm::StringRef text) {
+  PtxasReport r;
+  llvm::SmallVector<llvm::StringRef> m;
+  if (llvm::Regex("Used ([0-9]+) registers").match(text, &m))
+    m[1].getAsInteger(10, r.registers);
+  if (llvm::Regex("([0-9]+) bytes stack frame").match(text, &m))
+    m[1].getAsInteger(10, r.stack);
+  if (llvm::Regex("([0-9]+) bytes spill stores").match(text, &m))
+    m[1].getAsInteger(10, r.spillStores);
+  if (llvm::Regex("([0-9]+) bytes spill loads").match(text, &m))
+    m[1].getAsInteger(10, r.spillLoads);
+  return r;
+}
+
+class NVPTXBackend : public kiln::TargetBackend {
+public:
+  llvm::StringRef getName() const override { return "nvptx"; }
+
+  bool handlesArch(llvm::StringRef arch) const override {
+    kiln::nvptx::registerNVPTXTargets();
+    const kiln::gpu::GPUTarget *t = kiln::gpu::lookupGPUTarget(arch);
+    return t && t->backend == "nvptx";
+  }
+
+  llvm::Expected<kiln::CodeObject> compile(ModuleOp variant,
+                                           llvm::StringRef arch,
+                                           llvm::StringRef entry) override {
+    MLIRContext *ctx = variant.getContext();
+    DialectRegistry registry;
+    kiln::nvptx::registerNVPTXDialects(registry);
+    ctx->appendDialectRegistry(registry);
+    ctx->loadAllAvailableDialects();
+
+    OwningOpRef<ModuleOp> module(cast<ModuleOp>(variant->clone()));
+    (*module)->removeAttr("sym_name");
+    func::FuncOp kernel;
+    for (auto fn : module->getOps<func::FuncOp>())
+      if (fn->hasAttr("kiln.kernel"))
+        kernel = fn;
+    if (!kernel)
+      return makeError("variant module has no kernel");
+    kernel.setSymName(entry);
+
+    PassManager pm(ctx);
+    kiln::nvptx::buildNVPTXPipeline(pm, arch);
+    if (failed(pm.run(*module)))
+      return makeError("NVIDIA lowering of '" + entry + "' for " + arch +
+                       " failed");
+    int64_t warps = 4, sharedBytes = 0;
+    if (auto w = (*module)->getAttrOfType<IntegerAttr>(
+            kiln::gpu::KilnGPUDialect::getWarpsAttrName()))
+      warps = w.getInt();
+    module->walk([&](Operation *op) {
+      if (auto s = op->getAttrOfType<IntegerAttr>(
+              kiln::gpu::KilnGPUDialect::getSharedBytesAttrName()))
+        sharedBytes = std::max(sharedBytes, s.getInt());
+    });
+
+    llvm::Expected<std::string> ptx = emitPTX(*module, arch, entry);
+    if (!ptx)
+      return ptx.takeError();
+
+    nlohmann::json resources = {{"threads", warps * 32},
+                                {"shared_bytes", sharedBytes}};
+    if (std::optional<std::string> ptxas = findPtxas()) {
+      llvm::Expected<PtxasReport> report = runPtxas(*ptxas, *ptx, arch);
+      if (!report)
+        return report.takeError();
+      resources["registers"] = report->registers;
+      resources["spill_store_bytes"] = report->spillStores;
+      resources["spill_load_bytes"] = report->spillLoads;
+      resources["stack_bytes"] = report->stack;
+      resources["source"] = "ptxas";
+    } else {
+      resources["source"] = "llvm";
+    }
+
+    kiln::CodeObject object;
+    object.triple = kTriple;
+    object.arch = arch.str();
+    object.entry = entry.str();
+    object.imageKind = llvm::object::IMG_PTX;
+    object.offloadKind = llvm::object::OFK_Cuda;
+    object.bytes = std::move(*ptx);
+    object.resourcesJson = resources.dump();
+    return object;
+  }
+
+private:
+  llvm::Expected<std::string> emitPTX(ModuleOp module, llvm::StringRef arch,
+                                      llvm::StringRef entry) {
+    static bool initialized = [] {
+      llvm::InitializeAllTargetInfos();
+      llvm::InitializeAllTargets();
+      llvm::InitializeAllTargetMCs();
+      llvm::InitializeAllAsmPrinters();
+      return true;
+    }();
+    (void)initialized;
+    llvm::LLVMContext llvmCtx;
+    std::unique_ptr<llvm::Module> llvmModule =
+        translateModuleToLLVMIR(module, llvmCtx, entry);
+    if (!llvmModule)
+      return makeError("translation of '" + entry + "' to LLVM IR failed");
+    llvm::Triple triple(kTriple);
+    std::string error;
+    const llvm::Target *target =
+        llvm::TargetRegistry::lookupTarget(triple, error);
+    if (!target)
+      return makeError("LLVM has no NVPTX target: " + error);
+    llvm::TargetOptions options;
+    std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+        triple, arch, /*Features=*/"", options, std::nullopt, std::nullopt,
+        llvm::CodeGenOptLevel::Aggressive));
+    if (!tm)
+      return makeError("cannot create an NVPTX target machine for " + arch);
+    llvmModule->setTargetTriple(triple);
+    llvmModule->setDataLayout(tm->createDataLayout());
+    {
+      llvm::LoopAnalysisManager lam;
+      llvm::FunctionAnalysisManager fam;
+      llvm::CGSCCAnalysisManager cgam;
+      llvm::ModuleAnalysisManager mam;
+      llvm::PassBuilder pb(tm.get());
+      pb.registerModuleAnalyses(mam);
+      pb.registerCGSCCAnalyses(cgam);
+      pb.registerFunctionAnalyses(fam);
+      pb.registerLoopAnalyses(lam);
+      pb.crossRegisterProxies(lam, fam, cgam, mam);
+      llvm::ModulePassManager mpm =
+          pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+      mpm.run(*llvmModule, mam);
+    }
+    std::string ptx;
+    {
+      llvm::raw_string_ostream os(ptx);
+      llvm::buffer_ostream bos(os);
+      llvm::legacy::PassManager codegen;
+      if (tm->addPassesToEmitFile(codegen, bos, nullptr,
+                                  llvm::CodeGenFileType::AssemblyFile))
+        return makeError("the NVPTX target machine cannot emit PTX");
+      codegen.run(*llvmModule);
+    }
+    return ptx;
+  }
+
+  static std::optional<std::string> findPtxas() {
+    if (const char *env = std::getenv("KILN_PTXAS"))
+      return *env ? std::optional<std::string>(env) : std::nullopt;
+    if (llvm::ErrorOr<std::string> p = llvm::sys::findProgramByName("ptxas"))
+      return *p;
+    if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas"))
+      return std::string("/usr/local/cuda/bin/ptxas");
+    return std::nullopt;
+  }
+
+  /// Assembles the PTX (checking it) and reads `ptxas -v`.
+  llvm::Expected<PtxasReport> runPtxas(const std::string &ptxas,
+                                       llvm::StringRef ptx,
+                                       llvm::StringRef arch) {
+    TempFile in, out, log;
+    int fd;
+    if (auto ec = llvm::sys::fs::createTemporaryFile("kiln", "ptx", fd, in.path))
+      return makeError("cannot create a temporary file: " + ec.message());
+    {
+      llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+      os << ptx;
+    }
+    if (auto ec = llvm::sys::fs::createTemporaryFile("kiln", "cubin", out.path))
+      return makeError("cannot create a temporary file: " + ec.message());
+    if (auto ec = llvm::sys::fs::createTemporaryFile("kiln", "log", log.path))
+      return makeError("cannot create a temporary file: " + ec.message());
+    std::string archFlag = "-arch=" + arch.str();
+    llvm::SmallVector<llvm::StringRef> argv = {ptxas, archFlag, "-v", "-o",
+                                               out.path, in.path};
+    std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.path.str(),
+                                                  log.path.str()};
+    std::string execError;
+    int rc = llvm::sys::ExecuteAndWait(ptxas, argv, std::nullopt, redirects, 0,
+                                       0, &execError);
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> text =
+        llvm::MemoryBuffer::getFile(log.path);
+    std::string output = text ? (*text)->getBuffer().str() : std::string();
+    if (rc != 0)
+      return makeError(ptxas + " rejected the PTX for " + arch + ": " +
+                       (output.empty() ? execError : output));
+    return parsePtxasReport(output);
+  }
+};
+
+} // namespace
+
+std::unique_ptr<kiln::TargetBackend> kiln::nvptx::createNVPTXBackend() {
+  return std::make_unique<NVPTXBackend>();
+}
+
+void kiln::nvptx::registerNVPTXBackend() {
+  registerNVPTXTargets();
+  kiln::registerBackend(createNVPTXBackend());
+}

@@ -1,0 +1,33 @@
+//===- NVPTXPasses.h - Passes of the NVIDIA backend -------------*- C++ -*-===//
+#ifndef KILN_CODEGEN_NVPTX_NVPTXPASSES_H
+#define KILN_CODEGEN_NVPTX_NVPTXPASSES_H
+
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+class DialectRegistry;
+class OpPassManager;
+} // namespace mlir
+
+namespace kiln::nvptx {
+
+#define GEN_PASS_DECL
+#include "codegen/nvptx/NVPTXPasses.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "codegen/nvptx/NVPTXPasses.h.inc"
+
+/// Dialects and translations the NVIDIA pipeline needs.
+void registerNVPTXDialects(mlir::DialectRegistry &registry);
+
+/// The whole pipeline from one specialized variant module to the LLVM
+/// dialect for `arch`: the GPU stage, then convert-kiln-gpu-to-nvvm.
+void buildNVPTXPipeline(mlir::OpPassManager &pm, llvm::StringRef arch);
+
+} // namespace kiln::nvptx
+
+#endif // KILN_CODEGEN_NVPTX_NVPTXPASSES_H

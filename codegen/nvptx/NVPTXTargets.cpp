@@ -1,0 +1,135 @@
+//===- NVPTXTargets.cpp - NVIDIA archs of the GPU stage -------------------===//
+//
+// The target descriptions of the NVIDIA archs: plain data (IREE's known-
+// target tables are the model), with the `mma.sync` fragment layouts
+// written from the PTX ISA's "Matrix Fragments for mma.m16n8k*" figures:
+// groupID = lane / 4 and threadID_in_group = lane % 4 pick rows and
+// columns; registers count elements (a .f16x2 register holds two).
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/nvptx/NVPTXTargets.h"
+
+#include "compiler/GPU/TargetDesc.h"
+
+#include <mutex>
+
+using namespace kiln::gpu;
+
+namespace {
+
+using Bases = llvm::SmallVector<LinearLayout::Basis, 8>;
+
+/// A per-warp fragment: register and lane bases over (dim0, dim1) of an
+/// rows x cols operand.
+LinearLayout fragment(Bases registers, Bases lanes, int32_t rows,
+                      int32_t cols) {
+  return LinearLayout({{"register", std::move(registers)},
+                       {"lane", std::move(lanes)}},
+                      {{"dim0", rows}, {"dim1", cols}});
+}
+
+// Lanes of every m16n8 accumulator: threadID_in_group picks column pairs,
+// groupID the row.
+const Bases kAccLanes = {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}};
+LinearLayout accumulator() {
+  // c0..c3: row = groupID (+8 for c2, c3), col = 2 * tig + (i & 1).
+  return fragment({{0, 1}, {8, 0}}, kAccLanes, 16, 8);
+}
+
+MatrixInstr mma16816(const char *name, const char *type) {
+  MatrixInstr i;
+  i.name = name;
+  i.m = 16, i.n = 8, i.k = 16;
+  i.aType = i.bType = type;
+  i.accType = "f32";
+  // a0..a7: row = groupID (+8 for a2, a3, a6, a7),
+  //         col = 2 * tig + (i & 1) (+8 for a4..a7).
+  i.aLayout = fragment({{0, 1}, {8, 0}, {0, 8}}, kAccLanes, 16, 16);
+  // b0..b3: row = 2 * tig + (i & 1) (+8 for b2, b3), col = groupID.
+  i.bLayout = fragment({{1, 0}, {8, 0}},
+                       {{2, 0}, {4, 0}, {0, 1}, {0, 2}, {0, 4}}, 16, 8);
+  i.cLayout = accumulator();
+  return i;
+}
+
+MatrixInstr mma1688tf32() {
+  MatrixInstr i;
+  i.name = "nv.mma.m16n8k8.tf32";
+  i.m = 16, i.n = 8, i.k = 8;
+  i.aType = i.bType = "f32";
+  i.accType = "f32";
+  i.tf32 = true;
+  // a0..a3: row = groupID (+8 for a1, a3), col = tig (+4 for a2, a3).
+  i.aLayout = fragment({{8, 0}, {0, 4}},
+                       {{0, 1}, {0, 2}, {1, 0}, {2, 0}, {4, 0}}, 16, 8);
+  // b0, b1: row = tig (+4 for b1), col = groupID.
+  i.bLayout = fragment({{4, 0}}, {{1, 0}, {2, 0}, {0, 1}, {0, 2}, {0, 4}}, 8,
+                       8);
+  i.cLayout = accumulator();
+  return i;
+}
+
+/// m16n8k32 with 8-bit operands (s8, e4m3, e5m2).
+MatrixInstr mma16832(const char *name, const char *type, const char *acc) {
+  MatrixInstr i;
+  i.name = name;
+  i.m = 16, i.n = 8, i.k = 32;
+  i.aType = i.bType = type;
+  i.accType = acc;
+  // a0..a15: row = groupID (+8 for a4..a7, a12..a15),
+  //          col = 4 * tig + (i & 3) (+16 for a8..a15).
+  i.aLayout = fragment({{0, 1}, {0, 2}, {8, 0}, {0, 16}},
+                       {{0, 4}, {0, 8}, {1, 0}, {2, 0}, {4, 0}}, 16, 32);
+  // b0..b7: row = 4 * tig + (i & 3) (+16 for b4..b7), col = groupID.
+  i.bLayout = fragment({{1, 0}, {2, 0}, {16, 0}},
+                       {{4, 0}, {8, 0}, {0, 1}, {0, 2}, {0, 4}}, 32, 8);
+  i.cLayout = accumulator();
+  return i;
+}
+
+GPUTarget nvidia(const char *arch, int64_t maxShared, bool fp8,
+                 double bandwidth, double tflops) {
+  GPUTarget t;
+  t.arch = arch;
+  t.backend = "nvptx";
+  t.warpSize = 32;
+  t.maxThreadsPerBlock = 1024;
+  t.maxRegistersPerThread = 255;
+  t.registersPerBlock = 65536;
+  t.maxSharedBytes = maxShared;
+  t.sharedBanks = 32;
+  t.sharedBankBytes = 4;
+  t.maxVectorBytes = 16;
+  t.hasAsyncCopy = true;
+  t.hasMatrixLoad = true;
+  t.matrixInstrs = {mma16816("nv.mma.m16n8k16.f16", "f16"),
+                    mma16816("nv.mma.m16n8k16.bf16", "bf16"),
+                    mma1688tf32(),
+                    mma16832("nv.mma.m16n8k32.s8", "i8", "i32")};
+  if (fp8) {
+    t.matrixInstrs.push_back(
+        mma16832("nv.mma.m16n8k32.e4m3", "f8E4M3FN", "f32"));
+    t.matrixInstrs.push_back(mma16832("nv.mma.m16n8k32.e5m2", "f8E5M2", "f32"));
+  }
+  // Peaks of the flagship part of each arch, for `--bench` shares when the
+  // device cannot tell (the runtime prefers what the device reports).
+  t.peakBandwidthGBs = bandwidth;
+  t.peakTflopsF16 = tflops;
+  return t;
+}
+
+} // namespace
+
+void kiln::nvptx::registerNVPTXTargets() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // Shared memory: the opt-in maximum per block.
+    registerGPUTarget(nvidia("sm_80", 166912, false, 2039, 312));
+    registerGPUTarget(nvidia("sm_86", 101376, false, 936, 142));
+    registerGPUTarget(nvidia("sm_89", 101376, true, 864, 362));
+    registerGPUTarget(nvidia("sm_90", 232448, true, 3350, 989));
+    registerGPUTarget(nvidia("sm_90a", 232448, true, 3350, 989));
+    registerGPUTarget(nvidia("sm_100", 232448, true, 8000, 2250));
+  });
+}

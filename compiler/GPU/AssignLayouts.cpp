@@ -1,0 +1,322 @@
+//===- AssignLayouts.cpp - Give every tile a distributed layout -----------===//
+//
+// tile-gpu-assign-layouts: the layout assignment of the GPU stage.
+//
+// 1. Anchors. Memory accesses want a coalesced blocked layout: the
+//    dimension of largest contiguity (axis analysis) fastest, as many
+//    consecutive elements per thread as the alignment, the mask and the
+//    target's widest access allow, lanes then warps over the rest. `dot`
+//    wants the matrix instruction's accumulator and operand layouts.
+// 2. Backward propagation. Each anchor's layout flows to the producers of
+//    its operands through ops that can compute in any layout (elementwise
+//    arithmetic, splats, aranges, broadcasts, expand_dims as a slice), so
+//    that address and mask computations happen where the access needs
+//    them; the first anchor to reach a value wins.
+// 3. Forward completion. What is left takes the layout of its operands
+//    (a reduction: the slice of its input's), else the default blocked
+//    layout for its shape.
+// 4. Rewrite. Every tile type gets its layout; `kiln_gpu.convert_layout`
+//    goes wherever an operand's layout is not the one its user needs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Dialect/KilnDialect.h"
+#include "compiler/GPU/AxisInfo.h"
+#include "compiler/GPU/IR/KilnGPUDialect.h"
+#include "compiler/GPU/Passes.h"
+#include "compiler/GPU/StageUtils.h"
+#include "compiler/GPU/TargetDesc.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace kiln::gpu {
+#define GEN_PASS_DEF_TILEGPUASSIGNLAYOUTS
+#include "compiler/GPU/Passes.h.inc"
+} // namespace kiln::gpu
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::gpu;
+
+namespace {
+
+/// Ops whose result may take any layout, with every tile operand in it.
+bool isLayoutTransparent(Operation *op) {
+  if (isa<kiln::SplatOp, kiln::ArangeOp, kiln::AddPtrOp, arith::ConstantOp,
+          arith::SelectOp, arith::CmpIOp, arith::CmpFOp>(op))
+    return true;
+  if (op->getNumResults() == 1 && op->hasTrait<OpTrait::Elementwise>())
+    return true;
+  return false;
+}
+
+class Assigner {
+public:
+  Assigner(func::FuncOp fn, const GPUTarget &target, int32_t warps)
+      : fn(fn), ctx(fn.getContext()), target(target), warps(warps),
+        axis(fn) {}
+
+  LogicalResult run() {
+    collectAnchors();
+    propagateBackward();
+    if (failed(completeForward()))
+      return failure();
+    rewrite();
+    return success();
+  }
+
+private:
+  Attribute defaultLayout(RankedTensorType type) {
+    return getDefaultBlockedLayout(ctx, type.getShape(), target.warpSize,
+                                   warps);
+  }
+
+  /// The coalesced layout for an access through the tile of pointers
+  /// `ptr` (masked by `mask`, may be null).
+  Attribute accessLayout(Value ptr, Value mask) {
+    auto type = cast<RankedTensorType>(ptr.getType());
+    AxisInfo info = axis.lookup(ptr);
+    unsigned rank = type.getRank();
+    SmallVector<unsigned, 3> order;
+    for (unsigned d = rank; d-- > 0;)
+      order.push_back(d);
+    // Largest contiguity first (insertion sort: stable, and rank <= 3).
+    for (unsigned i = 1; i < order.size(); ++i)
+      for (unsigned j = i; j > 0 && info.contiguity[order[j]] >
+                                        info.contiguity[order[j - 1]];
+           --j)
+        std::swap(order[j], order[j - 1]);
+    int64_t elemBytes = getElementBytes(getPointeeType(type));
+    int64_t vector = axis.getVectorizableElements(ptr, order[0], mask);
+    vector = std::min<int64_t>(vector, target.maxVectorBytes / elemBytes);
+    // Do not spread fewer elements than threads over wider vectors.
+    int64_t perThread =
+        std::max<int64_t>(1, type.getNumElements() / (warps * target.warpSize));
+    vector = std::max<int64_t>(1, std::min(vector, perThread));
+    return getCoalescedLayout(ctx, type.getShape(), order, int32_t(vector),
+                              target.warpSize, warps);
+  }
+
+  void anchor(Value v, Attribute layout) {
+    if (!isa<RankedTensorType>(v.getType()) || layouts.count(v))
+      return;
+    layouts[v] = layout;
+    worklist.push_back(v);
+  }
+
+  void collectAnchors() {
+    fn.walk([&](Operation *op) {
+      if (auto load = dyn_cast<kiln::LoadOp>(op)) {
+        if (!isa<RankedTensorType>(load.getPtr().getType()))
+          return;
+        Attribute l = accessLayout(load.getPtr(), load.getMask());
+        required[op] = l;
+        anchor(load.getPtr(), l);
+        anchor(load.getResult(), l);
+        if (load.getMask())
+          anchor(load.getMask(), l);
+        if (load.getOther())
+          anchor(load.getOther(), l);
+      } else if (auto store = dyn_cast<kiln::StoreOp>(op)) {
+        if (!isa<RankedTensorType>(store.getPtr().getType()))
+          return;
+        Attribute l = accessLayout(store.getPtr(), store.getMask());
+        required[op] = l;
+        anchor(store.getPtr(), l);
+        if (store.getMask())
+          anchor(store.getMask(), l);
+        anchor(store.getValue(), l);
+      }
+    });
+  }
+
+  /// Pushes `layout` (wanted for `v`) to the operands of v's producer.
+  void propagateBackward() {
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      Attribute layout = layouts[v];
+      Operation *def = v.getDefiningOp();
+      if (!def)
+        continue;
+      if (isLayoutTransparent(def) || isa<kiln::BroadcastOp>(def)) {
+        for (Value operand : def->getOperands())
+          anchor(operand, layout);
+      } else if (auto expand = dyn_cast<kiln::ExpandDimsOp>(def)) {
+        if (auto dist = dyn_cast<DistributedLayoutAttr>(layout))
+          anchor(expand.getSrc(),
+                 SliceAttr::get(ctx, expand.getAxis(), dist));
+      } else if (auto load = dyn_cast<kiln::LoadOp>(def)) {
+        // A load's result layout is its anchor's; nothing to push.
+        (void)load;
+      }
+    }
+  }
+
+  /// Layout of an already assigned tile value, else null.
+  Attribute lookup(Value v) {
+    auto it = layouts.find(v);
+    return it == layouts.end() ? Attribute() : it->second;
+  }
+
+  void setIfUnset(Value v, Attribute layout) {
+    if (isa<RankedTensorType>(v.getType()) && !layouts.count(v))
+      layouts[v] = layout;
+  }
+
+  LogicalResult completeForward() {
+    WalkResult r = fn.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (auto forOp = dyn_cast<scf::ForOp>(op)) {
+        for (auto [init, arg, res] :
+             llvm::zip(forOp.getInitArgs(), forOp.getRegionIterArgs(),
+                       forOp.getResults())) {
+          if (!isa<RankedTensorType>(arg.getType()))
+            continue;
+          Attribute l = lookup(arg);
+          if (!l)
+            l = lookup(res);
+          if (!l)
+            l = lookup(init);
+          if (!l)
+            l = defaultLayout(cast<RankedTensorType>(arg.getType()));
+          setIfUnset(arg, l);
+          setIfUnset(res, l);
+        }
+        return WalkResult::advance();
+      }
+      if (auto reduce = dyn_cast<kiln::ReduceOp>(op)) {
+        for (auto [src, res] : llvm::zip(reduce.getSrcs(), reduce.getResults())) {
+          Attribute l = lookup(src);
+          if (!l)
+            setIfUnset(src, l = defaultLayout(cast<RankedTensorType>(src.getType())));
+          if (isa<RankedTensorType>(res.getType()))
+            setIfUnset(res, SliceAttr::get(ctx, reduce.getAxis(),
+                                           cast<DistributedLayoutAttr>(l)));
+        }
+        return WalkResult::advance();
+      }
+      if (auto expand = dyn_cast<kiln::ExpandDimsOp>(op)) {
+        auto srcLayout = dyn_cast_or_null<SliceAttr>(lookup(expand.getSrc()));
+        if (srcLayout && srcLayout.getDim() == expand.getAxis())
+          setIfUnset(expand.getResult(), srcLayout.getParent());
+        else
+          setIfUnset(expand.getResult(),
+                     defaultLayout(expand.getResult().getType()));
+        return WalkResult::advance();
+      }
+      if (isa<kiln::DotOp>(op)) {
+        op->emitError("dot is not supported by the GPU stage yet (target ")
+            << target.arch << ")";
+        return WalkResult::interrupt();
+      }
+      for (Value res : op->getResults()) {
+        auto type = dyn_cast<RankedTensorType>(res.getType());
+        if (!type || layouts.count(res))
+          continue;
+        Attribute l;
+        if (isLayoutTransparent(op) || isa<kiln::BroadcastOp>(op))
+          for (Value operand : op->getOperands())
+            if ((l = lookup(operand)))
+              break;
+        if (!l)
+          l = defaultLayout(type);
+        layouts[res] = l;
+      }
+      return WalkResult::advance();
+    });
+    return failure(r.wasInterrupted());
+  }
+
+  /// The layout `user` needs for its operand `index`, given the layouts
+  /// already chosen; null when any layout will do.
+  Attribute neededLayout(Operation *user, unsigned index) {
+    auto it = required.find(user);
+    if (it != required.end())
+      return it->second;
+    if (auto expand = dyn_cast<kiln::ExpandDimsOp>(user))
+      return SliceAttr::get(ctx, expand.getAxis(),
+                            cast<DistributedLayoutAttr>(
+                                lookup(expand.getResult())));
+    if (auto yield = dyn_cast<scf::YieldOp>(user)) {
+      Operation *parent = yield->getParentOp();
+      if (isa<scf::ForOp, scf::IfOp>(parent))
+        return lookup(parent->getResult(index));
+      return {};
+    }
+    if (isa<kiln::ReduceOp, kiln::ScanOp>(user))
+      return {};
+    if (auto forOp = dyn_cast<scf::ForOp>(user)) {
+      unsigned first = forOp.getNumControlOperands();
+      if (index < first)
+        return {};
+      return lookup(forOp.getRegionIterArgs()[index - first]);
+    }
+    if (user->getNumResults() == 1 &&
+        isa<RankedTensorType>(user->getResult(0).getType()))
+      return lookup(user->getResult(0));
+    return {};
+  }
+
+  void rewrite() {
+    // Types first, then conversions where operands disagree.
+    for (auto &[v, l] : layouts) {
+      auto type = cast<RankedTensorType>(v.getType());
+      v.setType(withLayout(type, l));
+    }
+    // Constants hold their value in a dense attribute typed without an
+    // encoding: rebuild them with the encoded type.
+    fn.walk([&](arith::ConstantOp c) {
+      auto type = dyn_cast<RankedTensorType>(c.getType());
+      auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+      if (type && dense && dense.getType() != type)
+        c.setValueAttr(dense.reshape(type));
+    });
+    fn.walk([&](Operation *user) {
+      for (OpOperand &operand : user->getOpOperands()) {
+        auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+        if (!type)
+          continue;
+        Attribute needed = neededLayout(user, operand.getOperandNumber());
+        if (!needed || needed == type.getEncoding())
+          continue;
+        OpBuilder b(user);
+        Value converted = ConvertLayoutOp::create(
+            b, operand.get().getLoc(), withLayout(type, needed),
+            operand.get());
+        operand.set(converted);
+      }
+    });
+  }
+
+  func::FuncOp fn;
+  MLIRContext *ctx;
+  const GPUTarget &target;
+  int32_t warps;
+  AxisInfoAnalysis axis;
+  llvm::MapVector<Value, Attribute> layouts;
+  DenseMap<Operation *, Attribute> required;
+  SmallVector<Value> worklist;
+};
+
+struct AssignLayoutsPass
+    : public kiln::gpu::impl::TileGPUAssignLayoutsBase<AssignLayoutsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<StageConfig> config = getStageConfig(module, target, warps);
+    if (failed(config))
+      return signalPassFailure();
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      if (!fn->hasAttr(KilnDialect::getKernelAttrName()))
+        continue;
+      Assigner a(fn, *config->target, config->warps);
+      if (failed(a.run()))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

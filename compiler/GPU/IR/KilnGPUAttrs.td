@@ -1,0 +1,103 @@
+//===- KilnGPUAttrs.td - Layout encodings ------------------*- tablegen -*-===//
+//
+// Each distributed layout is a named constructor of a LinearLayout
+// (compiler/GPU/LinearLayout.h): toLinearLayout(shape) gives the map from
+// (register, lane, warp) to the tile's elements for a tile of that shape.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_GPU_ATTRS_TD
+#define KILN_GPU_ATTRS_TD
+
+include "compiler/GPU/IR/KilnGPUDialect.td"
+include "compiler/GPU/IR/KilnGPUAttrInterfaces.td"
+
+class KilnGPU_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<KilnGPU_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+def KilnGPU_BlockedAttr : KilnGPU_Attr<"Blocked", "blocked",
+    [DeclareAttrInterfaceMethods<KilnGPU_DistributedLayout>]> {
+  let summary = "each thread holds a block of consecutive elements";
+  let description = [{
+    Per dimension: `sizePerThread` consecutive elements per thread,
+    `threadsPerWarp` lanes and `warpsPerBlock` warps along it (products:
+    the warp size and the program's warps); `order` lists the dimensions
+    fastest first. A tile larger than the threads cover repeats in
+    registers; a smaller one is held in copies (broadcast).
+
+    ```mlir
+    #kiln_gpu.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8],
+                      warpsPerBlock = [4, 1], order = [1, 0]>
+    ```
+  }];
+  let parameters = (ins ArrayRefParameter<"int32_t">:$sizePerThread,
+                        ArrayRefParameter<"int32_t">:$threadsPerWarp,
+                        ArrayRefParameter<"int32_t">:$warpsPerBlock,
+                        ArrayRefParameter<"int32_t">:$order);
+  let assemblyFormat = [{
+    `<` `sizePerThread` `=` `[` $sizePerThread `]` `,`
+        `threadsPerWarp` `=` `[` $threadsPerWarp `]` `,`
+        `warpsPerBlock` `=` `[` $warpsPerBlock `]` `,`
+        `order` `=` `[` $order `]` `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
+def KilnGPU_SliceAttr : KilnGPU_Attr<"Slice", "slice",
+    [DeclareAttrInterfaceMethods<KilnGPU_DistributedLayout>]> {
+  let summary = "the parent layout with one dimension removed";
+  let description = [{
+    The layout of a reduction's result: the elements of `parent` with
+    dimension `dim` dropped; the threads that held different positions
+    along `dim` now hold copies.
+
+    ```mlir
+    #kiln_gpu.slice<dim = 1, parent = #blocked>
+    ```
+  }];
+  let parameters = (ins "unsigned":$dim,
+                        "::kiln::gpu::DistributedLayoutAttr":$parent);
+  let assemblyFormat = "`<` `dim` `=` $dim `,` `parent` `=` $parent `>`";
+}
+
+def KilnGPU_MmaAttr : KilnGPU_Attr<"Mma", "mma",
+    [DeclareAttrInterfaceMethods<KilnGPU_DistributedLayout>]> {
+  let summary = "accumulator layout of a matrix instruction";
+  let description = [{
+    The accumulator (and result) layout of the target's matrix instruction
+    `instr` (named by the target description): its per-warp fragment,
+    tiled over `warpsPerBlock` warps (rows, columns) and repeated in
+    registers over the tile.
+
+    ```mlir
+    #kiln_gpu.mma<instr = "nv.mma.m16n8k16.f16", warpsPerBlock = [2, 2]>
+    ```
+  }];
+  let parameters = (ins StringRefParameter<>:$instr,
+                        ArrayRefParameter<"int32_t">:$warpsPerBlock);
+  let assemblyFormat = [{
+    `<` `instr` `=` $instr `,` `warpsPerBlock` `=` `[` $warpsPerBlock `]` `>`
+  }];
+}
+
+def KilnGPU_OperandAttr : KilnGPU_Attr<"Operand", "operand",
+    [DeclareAttrInterfaceMethods<KilnGPU_DistributedLayout>]> {
+  let summary = "operand layout of a matrix instruction";
+  let description = [{
+    The layout of operand `index` (0: A, M x K; 1: B, K x N) of the matrix
+    instruction of the `parent` accumulator layout: the instruction's
+    per-warp fragment, repeated over K in registers, tiled over the warps
+    that share rows (A) or columns (B) of the accumulator and held in
+    copies by the others.
+
+    ```mlir
+    #kiln_gpu.operand<index = 0, parent = #mma>
+    ```
+  }];
+  let parameters = (ins "unsigned":$index, "::kiln::gpu::MmaAttr":$parent);
+  let assemblyFormat = "`<` `index` `=` $index `,` `parent` `=` $parent `>`";
+}
+
+#endif // KILN_GPU_ATTRS_TD

@@ -1,0 +1,123 @@
+//===- KilnGPUDialect.cpp - The kiln_gpu dialect --------------------------===//
+
+#include "compiler/GPU/IR/KilnGPUDialect.h"
+
+#include "compiler/GPU/TargetDesc.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace kiln::gpu;
+
+#include "compiler/GPU/IR/KilnGPUDialect.cpp.inc"
+#include "compiler/GPU/IR/KilnGPUEnums.cpp.inc"
+#include "compiler/GPU/IR/KilnGPUAttrInterfaces.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "compiler/GPU/IR/KilnGPUAttrs.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "compiler/GPU/IR/KilnGPUTypes.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "compiler/GPU/IR/KilnGPUOps.cpp.inc"
+
+namespace {
+/// Prints layouts as `#blocked`, `#mma`, ... aliases.
+struct LayoutAliases : public OpAsmDialectInterface {
+  using OpAsmDialectInterface::OpAsmDialectInterface;
+  AliasResult getAlias(Attribute attr, raw_ostream &os) const override {
+    if (isa<BlockedAttr>(attr))
+      os << "blocked";
+    else if (isa<SliceAttr>(attr))
+      os << "slice";
+    else if (isa<MmaAttr>(attr))
+      os << "mma";
+    else if (isa<OperandAttr>(attr))
+      os << "operand";
+    else
+      return AliasResult::NoAlias;
+    return AliasResult::FinalAlias;
+  }
+};
+} // namespace
+
+void KilnGPUDialect::initialize() {
+  addInterfaces<LayoutAliases>();
+  registerAttributes();
+  registerTypes();
+  addOperations<
+#define GET_OP_LIST
+#include "compiler/GPU/IR/KilnGPUOps.cpp.inc"
+      >();
+}
+
+void KilnGPUDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "compiler/GPU/IR/KilnGPUAttrs.cpp.inc"
+      >();
+}
+
+void KilnGPUDialect::registerTypes() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "compiler/GPU/IR/KilnGPUTypes.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Ops
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConvertLayoutOp::fold(FoldAdaptor) {
+  if (getSrc().getType() == getType())
+    return getSrc();
+  // convert(convert(x)) == convert(x).
+  if (auto inner = getSrc().getDefiningOp<ConvertLayoutOp>()) {
+    if (inner.getSrc().getType() == getType())
+      return inner.getSrc();
+    getSrcMutable().assign(inner.getSrc());
+    return getResult();
+  }
+  return {};
+}
+
+static LogicalResult verifyAccess(Operation *op, VectorType type,
+                                  int64_t alignment) {
+  if (type.getRank() != 1)
+    return op->emitOpError("accesses a 1-d vector, not ") << type;
+  if (alignment <= 0 || !llvm::isPowerOf2_64(alignment))
+    return op->emitOpError("alignment must be a positive power of two");
+  return success();
+}
+
+LogicalResult GlobalLoadOp::verify() {
+  if (getOther() && getOther().getType() != getType())
+    return emitOpError("`other` must have the result type");
+  return verifyAccess(*this, getType(), getAlignment());
+}
+
+LogicalResult GlobalStoreOp::verify() {
+  return verifyAccess(*this, getValue().getType(), getAlignment());
+}
+
+LogicalResult MmaOp::verify() {
+  const MatrixInstr *instr = lookupMatrixInstr(getInstr());
+  if (!instr)
+    return emitOpError("unknown matrix instruction '") << getInstr() << "'";
+  auto check = [&](Value v, int32_t regs, StringRef what) -> LogicalResult {
+    auto t = cast<VectorType>(v.getType());
+    if (t.getRank() != 1 || t.getNumElements() != regs)
+      return emitOpError() << what << " must be a vector of " << regs
+                           << " elements for " << getInstr();
+    return success();
+  };
+  if (failed(check(getA(), instr->getARegisters(), "A")) ||
+      failed(check(getB(), instr->getBRegisters(), "B")) ||
+      failed(check(getC(), instr->getCRegisters(), "C")))
+    return failure();
+  return success();
+}

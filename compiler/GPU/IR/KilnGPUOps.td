@@ -1,0 +1,245 @@
+//===- KilnGPUOps.td - Ops of the kiln_gpu dialect ---------*- tablegen -*-===//
+//
+// The layout conversion (tile level) and the per-thread primitives. The
+// per-thread ops are the whole contract between the GPU stage and its three
+// consumers (codegen/nvptx, codegen/amdgpu, the CPU emulator): each has an
+// exact per-thread meaning, written in its description.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_GPU_OPS_TD
+#define KILN_GPU_OPS_TD
+
+include "compiler/GPU/IR/KilnGPUDialect.td"
+include "compiler/GPU/IR/KilnGPUAttrs.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/CommonTypeConstraints.td"
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+def KilnGPU_SharedBufferType : TypeDef<KilnGPU_Dialect, "SharedBuffer"> {
+  let mnemonic = "shared";
+  let summary = "a buffer in the program's shared memory";
+  let description = [{
+    Bytes of the shared memory (LDS) of one program, allocated by
+    `kiln_gpu.shared_alloc`. Accesses give a byte offset into it.
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Tile level
+//===----------------------------------------------------------------------===//
+
+def KilnGPU_ConvertLayoutOp : KilnGPU_Op<"convert_layout",
+    [Pure, SameOperandsAndResultShape, SameOperandsAndResultElementType]> {
+  let summary = "move a tile to another layout";
+  let description = [{
+    The same tile, held as the result's encoding says. Depending on how the
+    two layouts differ, the per-thread form moves registers within a
+    thread, exchanges them between lanes with shuffles, or goes through
+    shared memory.
+
+    ```mlir
+    %b = kiln_gpu.convert_layout %a : tensor<64x64xf32, #mma> -> tensor<64x64xf32, #blocked>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$src);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Per-thread form: ids
+//===----------------------------------------------------------------------===//
+
+def KilnGPU_HwIdOp : KilnGPU_Op<"id", [Pure]> {
+  let summary = "this thread's index in its program, warp or lane";
+  let description = [{
+    `thread`: 0 .. warps × warp size - 1; `lane`: thread mod warp size;
+    `warp`: thread / warp size (uniform across a warp). i32.
+
+    ```mlir
+    %lane = kiln_gpu.id lane
+    ```
+  }];
+  let arguments = (ins KilnGPU_HwIdKindAttr:$kind);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$kind attr-dict";
+  let builders = [
+    OpBuilder<(ins "::kiln::gpu::HwIdKind":$kind), [{
+      build($_builder, $_state, $_builder.getI32Type(), kind);
+    }]>,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// Per-thread form: global memory
+//===----------------------------------------------------------------------===//
+
+def KilnGPU_GlobalLoadOp : KilnGPU_Op<"load", [AttrSizedOperandSegments,
+    OptionalTypesMatchWith<"`other` has the result type", "result", "other",
+                           "$_self">]> {
+  let summary = "load consecutive elements from global memory";
+  let description = [{
+    Reads the N elements of the result vector from the global address
+    `addr` (bytes, i64) onwards as one access when `mask` is true;
+    otherwise reads nothing and yields `other` (zero if absent). `addr`
+    is a multiple of `alignment` bytes (the backend may emit one access
+    of N × element size bytes when the alignment allows).
+
+    ```mlir
+    %v = kiln_gpu.load %addr, mask %m, other %o alignment 16 : vector<4xf32>
+    ```
+  }];
+  let arguments = (ins I64:$addr, Optional<I1>:$mask,
+                       Optional<AnyVectorOfNonZeroRank>:$other,
+                       I64Attr:$alignment);
+  let results = (outs AnyVectorOfNonZeroRank:$result);
+  let assemblyFormat = [{
+    $addr (`,` `mask` $mask^)? (`,` `other` $other^)? `alignment` $alignment
+    attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def KilnGPU_GlobalStoreOp : KilnGPU_Op<"store"> {
+  let summary = "store consecutive elements to global memory";
+  let description = [{
+    Writes the N elements of `value` to the global address `addr` (bytes)
+    onwards when `mask` is true. `addr` is a multiple of `alignment`.
+
+    ```mlir
+    kiln_gpu.store %addr, %v, mask %m alignment 16 : vector<4xf32>
+    ```
+  }];
+  let arguments = (ins I64:$addr, AnyVectorOfNonZeroRank:$value,
+                       Optional<I1>:$mask, I64Attr:$alignment);
+  let assemblyFormat = [{
+    $addr `,` $value (`,` `mask` $mask^)? `alignment` $alignment attr-dict
+    `:` type($value)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Per-thread form: warps and barriers
+//===----------------------------------------------------------------------===//
+
+def KilnGPU_ShuffleOp : KilnGPU_Op<"shuffle", [Pure,
+    AllTypesMatch<["value", "result"]>]> {
+  let summary = "read a value of another lane of the warp";
+  let description = [{
+    Every lane of the warp executes it together (convergent) and gets
+    `value` of lane `lane ^ offset` (`xor`), `offset` (`idx`),
+    `lane - offset` (`up`, own value when negative) or `lane + offset`
+    (`down`, own value at or past the warp size). Any 8-64-bit integer or
+    float.
+
+    ```mlir
+    %o = kiln_gpu.shuffle xor %v, %c16 : f32
+    ```
+  }];
+  let arguments = (ins KilnGPU_ShuffleKindAttr:$kind, AnyTypeOf<[AnyInteger, AnyFloat]>:$value, I32:$offset);
+  let results = (outs AnyTypeOf<[AnyInteger, AnyFloat]>:$result);
+  let assemblyFormat = "$kind $value `,` $offset attr-dict `:` type($value)";
+}
+
+def KilnGPU_BarrierOp : KilnGPU_Op<"barrier"> {
+  let summary = "wait for every thread of the program";
+  let description = [{
+    No thread passes until every thread of the program has reached it;
+    shared-memory writes before it are visible to reads after it.
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Per-thread form: shared memory
+//===----------------------------------------------------------------------===//
+
+def KilnGPU_SharedAllocOp : KilnGPU_Op<"shared_alloc",
+    [MemoryEffects<[MemAlloc]>]> {
+  let summary = "a buffer in the program's shared memory";
+  let description = [{
+    `size` bytes of shared memory, aligned to `alignment`, live from here
+    to its last access. `tile-gpu-allocate-shared` gives every buffer its
+    `offset` from the start of the program's shared memory, reusing bytes
+    of buffers whose lives do not overlap.
+
+    ```mlir
+    %buf = kiln_gpu.shared_alloc size 4096 alignment 16 : !kiln_gpu.shared
+    ```
+  }];
+  let arguments = (ins I64Attr:$size, I64Attr:$alignment,
+                       OptionalAttr<I64Attr>:$offset);
+  let results = (outs KilnGPU_SharedBufferType:$result);
+  let assemblyFormat = [{
+    `size` $size `alignment` $alignment (`offset` $offset^)? attr-dict
+    `:` qualified(type($result))
+  }];
+}
+
+def KilnGPU_SharedLoadOp : KilnGPU_Op<"shared_load"> {
+  let summary = "load consecutive elements from shared memory";
+  let description = [{
+    Reads the N elements of the result from byte `offset` (i32) of
+    `buffer` onwards. `offset` is a multiple of the element size.
+
+    ```mlir
+    %v = kiln_gpu.shared_load %buf[%off] : vector<4xf16>
+    ```
+  }];
+  let arguments = (ins Arg<KilnGPU_SharedBufferType, "", [MemRead]>:$buffer,
+                       I32:$offset);
+  let results = (outs AnyVectorOfNonZeroRank:$result);
+  let assemblyFormat = "$buffer `[` $offset `]` attr-dict `:` type($result)";
+}
+
+def KilnGPU_SharedStoreOp : KilnGPU_Op<"shared_store"> {
+  let summary = "store consecutive elements to shared memory";
+  let description = [{
+    Writes the N elements of `value` to byte `offset` (i32) of `buffer`
+    onwards.
+
+    ```mlir
+    kiln_gpu.shared_store %buf[%off], %v : vector<4xf16>
+    ```
+  }];
+  let arguments = (ins Arg<KilnGPU_SharedBufferType, "", [MemWrite]>:$buffer,
+                       I32:$offset, AnyVectorOfNonZeroRank:$value);
+  let assemblyFormat = [{
+    $buffer `[` $offset `]` `,` $value attr-dict `:` type($value)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Per-thread form: matrix instructions
+//===----------------------------------------------------------------------===//
+
+def KilnGPU_MmaOp : KilnGPU_Op<"mma", [Pure,
+    AllTypesMatch<["c", "result"]>]> {
+  let summary = "one warp-wide matrix instruction";
+  let description = [{
+    Every lane of the warp executes it together: D = A × B + C for the
+    target's instruction `instr`, each lane passing the registers of A, B
+    and C it holds in the instruction's fragment layouts (see the target
+    description) and getting its registers of D.
+
+    ```mlir
+    %d = kiln_gpu.mma "nv.mma.m16n8k16.f16" %a, %b, %c
+        : vector<8xf16>, vector<4xf16> -> vector<4xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$instr, AnyVectorOfNonZeroRank:$a,
+                       AnyVectorOfNonZeroRank:$b, AnyVectorOfNonZeroRank:$c);
+  let results = (outs AnyVectorOfNonZeroRank:$result);
+  let assemblyFormat = [{
+    $instr $a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `->` type($c)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // KILN_GPU_OPS_TD

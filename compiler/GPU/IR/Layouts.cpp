@@ -1,0 +1,223 @@
+//===- Layouts.cpp - The named layouts as linear layouts ------------------===//
+//
+// Each encoding of the kiln_gpu dialect is a constructor of a LinearLayout
+// (compiler/GPU/LinearLayout.h); every question about layouts is then
+// answered on the linear layout, once for all of them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/GPU/IR/KilnGPUDialect.h"
+
+#include "compiler/GPU/TargetDesc.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace kiln::gpu;
+using llvm::SmallVector;
+
+namespace {
+
+SmallVector<int32_t, 3> toSizes(ArrayRef<int64_t> shape) {
+  SmallVector<int32_t, 3> sizes;
+  for (int64_t s : shape) {
+    assert(s > 0 && llvm::isPowerOf2_64(s) && "tiles have power-of-two shapes");
+    sizes.push_back(int32_t(s));
+  }
+  return sizes;
+}
+
+SmallVector<StringRef, 3> tileDimNames(unsigned rank,
+                                       SmallVector<std::string, 3> &storage) {
+  storage.clear();
+  for (unsigned d = 0; d < rank; ++d)
+    storage.push_back(dims::tileDim(d));
+  SmallVector<StringRef, 3> names;
+  for (const std::string &s : storage)
+    names.push_back(s);
+  return names;
+}
+
+int32_t product(ArrayRef<int32_t> values) {
+  int32_t p = 1;
+  for (int32_t v : values)
+    p *= v;
+  return p;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// blocked
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+BlockedAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                    ArrayRef<int32_t> sizePerThread,
+                    ArrayRef<int32_t> threadsPerWarp,
+                    ArrayRef<int32_t> warpsPerBlock, ArrayRef<int32_t> order) {
+  size_t rank = sizePerThread.size();
+  if (rank == 0 || threadsPerWarp.size() != rank ||
+      warpsPerBlock.size() != rank || order.size() != rank)
+    return emitError() << "blocked layout: every list needs one entry per "
+                          "dimension";
+  for (ArrayRef<int32_t> list : {sizePerThread, threadsPerWarp, warpsPerBlock})
+    for (int32_t v : list)
+      if (v <= 0 || !llvm::isPowerOf2_32(v))
+        return emitError() << "blocked layout: sizes must be powers of two";
+  SmallVector<bool, 3> seen(rank, false);
+  for (int32_t d : order) {
+    if (d < 0 || size_t(d) >= rank || seen[d])
+      return emitError() << "blocked layout: order must be a permutation";
+    seen[d] = true;
+  }
+  return success();
+}
+
+LinearLayout BlockedAttr::toLinearLayout(ArrayRef<int64_t> shape) const {
+  unsigned rank = shape.size();
+  assert(rank == getOrder().size() && "layout rank matches the tile");
+  LinearLayout l;
+  for (int32_t d : getOrder())
+    l = l * LinearLayout::identity1D(getSizePerThread()[d], dims::kRegister,
+                                     dims::tileDim(d));
+  for (int32_t d : getOrder())
+    l = l * LinearLayout::identity1D(getThreadsPerWarp()[d], dims::kLane,
+                                     dims::tileDim(d));
+  for (int32_t d : getOrder())
+    l = l * LinearLayout::identity1D(getWarpsPerBlock()[d], dims::kWarp,
+                                     dims::tileDim(d));
+  SmallVector<std::string, 3> storage;
+  l = l.transposeOuts(tileDimNames(rank, storage));
+  return l.fitToShape(toSizes(shape), dims::kRegister);
+}
+
+int32_t BlockedAttr::getNumWarps() const { return product(getWarpsPerBlock()); }
+
+//===----------------------------------------------------------------------===//
+// slice
+//===----------------------------------------------------------------------===//
+
+LinearLayout SliceAttr::toLinearLayout(ArrayRef<int64_t> shape) const {
+  SmallVector<int64_t, 3> parentShape(shape);
+  parentShape.insert(parentShape.begin() + getDim(), 1);
+  LinearLayout l = getParent().toLinearLayout(parentShape);
+  l = l.removeOut(dims::tileDim(getDim())).removeZeroBases(dims::kRegister);
+  // Renumber the outputs after the removed one.
+  for (unsigned d = getDim() + 1; d < parentShape.size(); ++d)
+    l = l.renameOut(dims::tileDim(d), dims::tileDim(d - 1));
+  return l;
+}
+
+int32_t SliceAttr::getNumWarps() const { return getParent().getNumWarps(); }
+
+//===----------------------------------------------------------------------===//
+// mma and its operands
+//===----------------------------------------------------------------------===//
+
+static const MatrixInstr &findInstr(StringRef name) {
+  const MatrixInstr *instr = lookupMatrixInstr(name);
+  assert(instr && "layouts name registered matrix instructions");
+  return *instr;
+}
+
+LinearLayout MmaAttr::toLinearLayout(ArrayRef<int64_t> shape) const {
+  const MatrixInstr &instr = findInstr(getInstr());
+  std::string d0 = dims::tileDim(0), d1 = dims::tileDim(1);
+  LinearLayout l = instr.cLayout *
+                   LinearLayout::identity1D(getWarpsPerBlock()[0],
+                                            dims::kWarp, d0) *
+                   LinearLayout::identity1D(getWarpsPerBlock()[1],
+                                            dims::kWarp, d1);
+  return l.fitToShape(toSizes(shape), dims::kRegister);
+}
+
+int32_t MmaAttr::getNumWarps() const { return product(getWarpsPerBlock()); }
+
+LinearLayout OperandAttr::toLinearLayout(ArrayRef<int64_t> shape) const {
+  const MatrixInstr &instr = findInstr(getParent().getInstr());
+  ArrayRef<int32_t> warps = getParent().getWarpsPerBlock();
+  std::string d0 = dims::tileDim(0), d1 = dims::tileDim(1);
+  LinearLayout l;
+  if (getIndex() == 0)
+    l = instr.aLayout * LinearLayout::identity1D(warps[0], dims::kWarp, d0) *
+        LinearLayout::zeros1D(warps[1], dims::kWarp, d1);
+  else
+    l = instr.bLayout * LinearLayout::zeros1D(warps[0], dims::kWarp, d0) *
+        LinearLayout::identity1D(warps[1], dims::kWarp, d1);
+  return l.fitToShape(toSizes(shape), dims::kRegister);
+}
+
+int32_t OperandAttr::getNumWarps() const {
+  return getParent().getNumWarps();
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+DistributedLayoutAttr kiln::gpu::getLayout(Type type) {
+  auto tile = dyn_cast<RankedTensorType>(type);
+  if (!tile)
+    return {};
+  return dyn_cast_or_null<DistributedLayoutAttr>(tile.getEncoding());
+}
+
+LinearLayout kiln::gpu::getLinearLayout(RankedTensorType type) {
+  DistributedLayoutAttr layout = getLayout(type);
+  assert(layout && "the tile has a distributed layout");
+  return layout.toLinearLayout(type.getShape());
+}
+
+int64_t kiln::gpu::getRegistersPerThread(RankedTensorType type) {
+  return getLinearLayout(type).getInDimSize(dims::kRegister);
+}
+
+RankedTensorType kiln::gpu::withLayout(RankedTensorType type,
+                                       Attribute layout) {
+  return RankedTensorType::get(type.getShape(), type.getElementType(), layout);
+}
+
+BlockedAttr kiln::gpu::getCoalescedLayout(MLIRContext *ctx,
+                                          ArrayRef<int64_t> shape,
+                                          ArrayRef<unsigned> order,
+                                          int32_t vector, int32_t warpSize,
+                                          int32_t numWarps) {
+  unsigned rank = shape.size();
+  SmallVector<int32_t, 3> spt(rank, 1), tpw(rank, 1), wpb(rank, 1);
+  SmallVector<int64_t, 3> left(shape);
+  // Elements per thread along the fastest dimension.
+  spt[order[0]] = std::max<int64_t>(1, std::min<int64_t>(vector, shape[order[0]]));
+  left[order[0]] /= spt[order[0]];
+  // Lanes, fastest dimension first; what is left over goes to the slowest.
+  int32_t lanes = warpSize;
+  for (unsigned d : order) {
+    int32_t take = int32_t(std::min<int64_t>(lanes, left[d]));
+    tpw[d] = take;
+    lanes /= take;
+    left[d] /= take;
+  }
+  tpw[order.back()] *= lanes;
+  // Warps: slowest dimension first (rows of a 2-d tile), then the others.
+  int32_t warps = numWarps;
+  for (unsigned d : llvm::reverse(order)) {
+    int32_t take = int32_t(std::min<int64_t>(warps, std::max<int64_t>(1, left[d])));
+    wpb[d] = take;
+    warps /= take;
+    left[d] = std::max<int64_t>(1, left[d] / take);
+  }
+  wpb[order.back()] *= warps;
+  SmallVector<int32_t, 3> ord(order.begin(), order.end());
+  return BlockedAttr::get(ctx, spt, tpw, wpb, ord);
+}
+
+BlockedAttr kiln::gpu::getDefaultBlockedLayout(MLIRContext *ctx,
+                                               ArrayRef<int64_t> shape,
+                                               int32_t warpSize,
+                                               int32_t numWarps) {
+  SmallVector<unsigned, 3> order;
+  for (unsigned d = shape.size(); d-- > 0;)
+    order.push_back(d);
+  return getCoalescedLayout(ctx, shape, order, 1, warpSize, numWarps);
+}

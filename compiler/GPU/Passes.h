@@ -1,0 +1,22 @@
+//===- Passes.h - Passes of the GPU stage -----------------------*- C++ -*-===//
+#ifndef KILN_COMPILER_GPU_PASSES_H
+#define KILN_COMPILER_GPU_PASSES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Pass/Pass.h"
+
+#include "compiler/GPU/IR/KilnGPUDialect.h"
+
+namespace kiln::gpu {
+
+#define GEN_PASS_DECL
+#include "compiler/GPU/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "compiler/GPU/Passes.h.inc"
+
+} // namespace kiln::gpu
+
+#endif // KILN_COMPILER_GPU_PASSES_H

@@ -1,0 +1,74 @@
+//===- Passes.td - Passes of the GPU stage -----------------*- tablegen -*-===//
+//
+// The vendor-neutral GPU stage (docs/codegen-gpu.md). Every pass reads the
+// target description named by its `target` option (or by the module's
+// `kiln_gpu.target` attribute); none names a vendor.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_GPU_PASSES
+#define KILN_GPU_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def TileGPUTestAxisInfo : Pass<"tile-gpu-test-axis-info", "mlir::func::FuncOp"> {
+  let summary = "Print the axis analysis (contiguity, divisibility, constancy)";
+  let description = [{
+    Runs the axis analysis (compiler/GPU/AxisInfo.h) over a specialized
+    kernel and attaches its result to every op that defines a tile or an
+    integer/pointer scalar as remarks, for lit tests:
+    `contiguity = [..], divisibility = [..], constancy = [..]`.
+  }];
+}
+
+def TileGPUAssignLayouts : Pass<"tile-gpu-assign-layouts", "mlir::ModuleOp"> {
+  let summary = "Give every tile of a variant a distributed layout";
+  let description = [{
+    Runs on one specialized variant module. Memory accesses anchor
+    coalesced blocked layouts (vector width from the axis analysis and the
+    target's widest access), which flow backward through the ops that
+    compute addresses and masks; everything else takes the layout of its
+    operands, reductions the slice of theirs. Inserts
+    `kiln_gpu.convert_layout` where an operand's layout differs from the
+    one its user needs. Records the target and warps on the module.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "GPU arch (default: the module's kiln_gpu.target)">,
+    Option<"warps", "warps", "int", /*default=*/"0",
+           "Warps per program (default: the variant's `warps`)">,
+  ];
+  let dependentDialects = ["::kiln::gpu::KilnGPUDialect"];
+}
+
+def ConvertTileToGPUThreads : Pass<"convert-tile-to-gpu-threads", "mlir::ModuleOp"> {
+  let summary = "Lower tiles with layouts to the per-thread form";
+  let description = [{
+    Each tile becomes the `vector` of registers one thread holds (as its
+    layout says); pointers become i64 byte addresses; loads and stores
+    become `kiln_gpu.load`/`kiln_gpu.store` of as many consecutive
+    elements as the layout and the axis analysis allow; data movement
+    between layouts (broadcast, expand_dims, trans, reshape,
+    convert_layout) permutes registers when lanes and warps keep their
+    elements, and goes through `kiln_gpu.shared_alloc` buffers with
+    barriers otherwise. Runs after `tile-gpu-assign-layouts` (it reads the
+    module's `kiln_gpu.target` and `kiln_gpu.warps`).
+  }];
+  let dependentDialects = ["::kiln::gpu::KilnGPUDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def TileGPUAllocateShared : Pass<"tile-gpu-allocate-shared", "mlir::ModuleOp"> {
+  let summary = "Give every shared-memory buffer its offset";
+  let description = [{
+    Liveness-based allocation of the `kiln_gpu.shared_alloc` buffers of the
+    per-thread form: a buffer lives from its alloc to its last access (to
+    the end of the loop or branch holding that access); buffers that are
+    never live together share bytes (first fit). Sets each alloc's
+    `offset` and the kernel's `kiln_gpu.shared_bytes`; more than the
+    target's shared memory is an error naming the limit.
+  }];
+}
+
+#endif // KILN_GPU_PASSES

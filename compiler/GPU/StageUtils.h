@@ -1,0 +1,32 @@
+//===- StageUtils.h - Shared helpers of the GPU stage's passes --*- C++ -*-===//
+#ifndef KILN_COMPILER_GPU_STAGEUTILS_H
+#define KILN_COMPILER_GPU_STAGEUTILS_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace kiln::gpu {
+
+struct GPUTarget;
+
+/// What every pass of the stage needs to know of the variant it compiles.
+struct StageConfig {
+  const GPUTarget *target = nullptr;
+  int32_t warps = 4;
+};
+
+/// The target and warp count of a variant module: `targetOption` (a pass
+/// option; empty: the module's `kiln_gpu.target` attribute) and
+/// `warpsOption` (> 0; else `kiln_gpu.warps`, else the `warps` of the
+/// module's `kiln.variant`, else 4). Records both on the module. Emits an
+/// error naming the registered archs when the target is unknown.
+mlir::FailureOr<StageConfig> getStageConfig(mlir::ModuleOp module,
+                                            llvm::StringRef targetOption,
+                                            int32_t warpsOption);
+
+/// Bytes of one element of `type` (i1 counts as one byte; pointers 8).
+int64_t getElementBytes(mlir::Type type);
+
+} // namespace kiln::gpu
+
+#endif // KILN_COMPILER_GPU_STAGEUTILS_H

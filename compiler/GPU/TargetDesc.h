@@ -1,0 +1,89 @@
+//===- TargetDesc.h - What the GPU stage knows of an arch -------*- C++ -*-===//
+//
+// One GPUTarget per architecture: plain data that every pass of the GPU
+// stage reads (warp size, limits, the matrix instructions with their
+// per-lane operand layouts, the widest vector access). No pass names a
+// vendor; the vendor backends (codegen/nvptx, codegen/amdgpu) register
+// their archs here at start-up, and turn the stage's per-thread form into
+// their intrinsics.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_COMPILER_GPU_TARGETDESC_H
+#define KILN_COMPILER_GPU_TARGETDESC_H
+
+#include "compiler/GPU/LinearLayout.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln::gpu {
+
+/// One warp-wide matrix instruction: D[m, n] = A[m, k] * B[k, n] + C[m, n].
+/// The layouts say which (register, lane) of the warp holds which element
+/// of each operand (outputs `dim0` = row, `dim1` = column); registers
+/// count elements, whatever the hardware packs into one 32-bit register.
+struct MatrixInstr {
+  /// Unique across all targets, chosen by the backend ("nv.mma.m16n8k16.f16");
+  /// the per-thread op `kiln_gpu.mma` names it and the backend maps it.
+  std::string name;
+  int32_t m = 0, n = 0, k = 0;
+  /// Element types as MLIR prints them: "f16", "bf16", "f32", "i8",
+  /// "f8E4M3FN", "f8E5M2"; `tf32` instructions take "f32" operands and set
+  /// `tf32`.
+  std::string aType, bType, accType;
+  bool tf32 = false;
+  LinearLayout aLayout, bLayout, cLayout;
+
+  int32_t getARegisters() const { return aLayout.getInDimSize("register"); }
+  int32_t getBRegisters() const { return bLayout.getInDimSize("register"); }
+  int32_t getCRegisters() const { return cLayout.getInDimSize("register"); }
+};
+
+/// The architecture's numbers (per block unless said otherwise).
+struct GPUTarget {
+  std::string arch;     ///< "sm_90a", "gfx942", ...
+  std::string backend;  ///< the backend that registered it ("nvptx")
+  int32_t warpSize = 32;
+  int32_t maxThreadsPerBlock = 1024;
+  int32_t maxRegistersPerThread = 255;
+  int32_t registersPerBlock = 65536;
+  /// Largest shared memory one block may use (with opt-in), bytes.
+  int64_t maxSharedBytes = 48 * 1024;
+  /// Shared memory banks: count and width in bytes.
+  int32_t sharedBanks = 32;
+  int32_t sharedBankBytes = 4;
+  /// Widest single global or shared access per thread, bytes.
+  int32_t maxVectorBytes = 16;
+  /// Asynchronous global -> shared copies (sizes 4, 8, 16 bytes).
+  bool hasAsyncCopy = false;
+  /// Warp-cooperative 8x8 (16-bit) shared -> register matrix loads
+  /// (feeding the matrix instructions' operand layouts).
+  bool hasMatrixLoad = false;
+  /// Matrix instructions, best first for each type combination.
+  std::vector<MatrixInstr> matrixInstrs;
+  /// Peak numbers for `kiln run --bench` shares (0: unknown).
+  double peakBandwidthGBs = 0;
+  double peakTflopsF16 = 0;
+
+  /// The best instruction for operand type `ab` and accumulator `acc`
+  /// (`tf32`: f32 operands rounded to tf32), or null.
+  const MatrixInstr *findMatrixInstr(llvm::StringRef ab, llvm::StringRef acc,
+                                     bool tf32) const;
+};
+
+/// Registers an arch (a backend does it once at start-up); a second
+/// registration of the same arch replaces the first.
+void registerGPUTarget(GPUTarget target);
+/// The registered arch, or null.
+const GPUTarget *lookupGPUTarget(llvm::StringRef arch);
+/// A registered matrix instruction by name (any target), or null.
+const MatrixInstr *lookupMatrixInstr(llvm::StringRef name);
+/// Every registered arch, sorted.
+std::vector<std::string> getGPUTargetNames();
+
+} // namespace kiln::gpu
+
+#endif // KILN_COMPILER_GPU_TARGETDESC_H
