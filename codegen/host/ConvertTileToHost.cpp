@@ -213,25 +213,6 @@ SmallVector<Value> emptyTensorsLike(OpBuilder &b, Location l, ValueRange like) {
   return out;
 }
 
-/// Clones the combining region of a reduce/scan: `(acc..., new...)` ->
-/// combined values.
-SmallVector<Value> combine(OpBuilder &b, Region &region, ValueRange acc,
-                           ValueRange fresh) {
-  Block &block = region.front();
-  IRMapping map;
-  unsigned n = acc.size();
-  for (unsigned i = 0; i < n; ++i) {
-    map.map(block.getArgument(i), acc[i]);
-    map.map(block.getArgument(n + i), fresh[i]);
-  }
-  for (Operation &op : block.without_terminator())
-    b.clone(op, map);
-  SmallVector<Value> out;
-  for (Value v : block.getTerminator()->getOperands())
-    out.push_back(map.lookupOrDefault(v));
-  return out;
-}
-
 struct ReduceLowering : HostPattern<ReduceOp> {
   using HostPattern::HostPattern;
   LogicalResult matchAndRewrite(ReduceOp op, OpAdaptor a,
@@ -259,7 +240,7 @@ struct ReduceLowering : HostPattern<ReduceOp> {
             SmallVector<Value> fresh;
             for (Value s : srcs)
               fresh.push_back(tensor::ExtractOp::create(bb, lll, s, srcIndex(k)));
-            scf::YieldOp::create(bb, lll, combine(bb, region, acc, fresh));
+            scf::YieldOp::create(bb, lll, cloneCombiner(bb, region, acc, fresh));
           });
       return SmallVector<Value>(loop.getResults());
     };
@@ -289,7 +270,7 @@ struct ScanLowering : HostPattern<ScanOp> {
   LogicalResult matchAndRewrite(ScanOp op, OpAdaptor a,
                                 ConversionPatternRewriter &r) const override {
     // Inclusive scan: for each line along the axis, acc = x[0], then
-    // acc = combine(acc, x[k]), writing acc at every k.
+    // acc = cloneCombiner(acc, x[k]), writing acc at every k.
     Location l = op.getLoc();
     unsigned axis = op.getAxis();
     SmallVector<Value> srcs(a.getSrcs());
@@ -328,7 +309,7 @@ struct ScanLowering : HostPattern<ScanOp> {
                 for (Value s : srcs)
                   fresh.push_back(tensor::ExtractOp::create(bb, lll, s, idx));
                 SmallVector<Value> next =
-                    combine(bb, region, c.take_front(m), fresh);
+                    cloneCombiner(bb, region, c.take_front(m), fresh);
                 SmallVector<Value> yield(next);
                 for (unsigned i = 0; i < m; ++i)
                   yield.push_back(tensor::InsertOp::create(bb, lll, next[i], c[m + i], idx));

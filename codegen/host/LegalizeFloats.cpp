@@ -97,7 +97,7 @@ Value truncateToF16(OpBuilder &b, Location l, Value f) {
   // Normal results: rebias and round to nearest even.
   Value mantOdd = arith::AndIOp::create(
       b, l, arith::ShRUIOp::create(b, l, a, i32c(b, l, 13)), i32c(b, l, 1));
-  Value n = arith::AddIOp::create(b, l, a, i32c(b, l, uint32_t((15 - 127) << 23) + 0xfff));
+  Value n = arith::AddIOp::create(b, l, a, i32c(b, l, (uint32_t(15 - 127) << 23) + 0xfff));
   n = arith::AddIOp::create(b, l, n, mantOdd);
   n = arith::ShRUIOp::create(b, l, n, i32c(b, l, 13));
   Value r = arith::SelectOp::create(b, l, isSmall, small, n);

@@ -27,6 +27,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/IR/Builders.h"
@@ -88,6 +90,58 @@ Value guarded(OpBuilder &b, Location loc, Value mask, Type type,
     scf::YieldOp::create(b, loc, otherwise(b));
   }
   return ifOp.getResult(0);
+}
+
+/// One 32-bit `shfl.sync` over the full warp.
+Value shfl32(OpBuilder &b, Location loc, NVVM::ShflKind kind, Value v,
+             Value offset) {
+  // c field: 0x1f clamps bfly/idx/down to the warp; up clamps at 0.
+  int32_t clamp = kind == NVVM::ShflKind::up ? 0 : 0x1f;
+  return NVVM::ShflOp::create(b, loc, v.getType(), i32Const(b, loc, -1), v,
+                              offset, i32Const(b, loc, clamp),
+                              NVVM::ShflKindAttr::get(b.getContext(), kind),
+                              UnitAttr());
+}
+
+/// kiln_gpu.shuffle on any 8-64-bit scalar: moved as one or two i32.
+Value lowerShuffle(OpBuilder &b, Location loc, ShuffleOp op) {
+  NVVM::ShflKind kind = NVVM::ShflKind::bfly;
+  switch (op.getKind()) {
+  case ShuffleKind::xor_: kind = NVVM::ShflKind::bfly; break;
+  case ShuffleKind::idx: kind = NVVM::ShflKind::idx; break;
+  case ShuffleKind::up: kind = NVVM::ShflKind::up; break;
+  case ShuffleKind::down: kind = NVVM::ShflKind::down; break;
+  }
+  Value v = op.getValue();
+  Type type = v.getType();
+  unsigned bits = type.getIntOrFloatBitWidth();
+  Type i32 = b.getI32Type();
+  Type asInt = b.getIntegerType(bits);
+  Value x = type.isInteger() ? v : LLVM::BitcastOp::create(b, loc, asInt, v);
+  Value result;
+  if (bits == 64) {
+    Value lo = LLVM::TruncOp::create(b, loc, i32, x);
+    Value hi = LLVM::TruncOp::create(
+        b, loc, i32,
+        LLVM::LShrOp::create(b, loc, x,
+                             LLVM::ConstantOp::create(
+                                 b, loc, asInt, b.getIntegerAttr(asInt, 32))));
+    lo = shfl32(b, loc, kind, lo, op.getOffset());
+    hi = shfl32(b, loc, kind, hi, op.getOffset());
+    Value wideHi = LLVM::ShlOp::create(
+        b, loc, LLVM::ZExtOp::create(b, loc, asInt, hi),
+        LLVM::ConstantOp::create(b, loc, asInt, b.getIntegerAttr(asInt, 32)));
+    result = LLVM::OrOp::create(b, loc, wideHi,
+                                LLVM::ZExtOp::create(b, loc, asInt, lo));
+  } else if (bits == 32) {
+    result = shfl32(b, loc, kind, x, op.getOffset());
+  } else {
+    Value wide = LLVM::ZExtOp::create(b, loc, i32, x);
+    result = LLVM::TruncOp::create(
+        b, loc, asInt, shfl32(b, loc, kind, wide, op.getOffset()));
+  }
+  return type.isInteger() ? result
+                          : LLVM::BitcastOp::create(b, loc, type, result);
 }
 
 LogicalResult lowerPrimitives(ModuleOp module, int32_t threads) {
@@ -169,7 +223,10 @@ LogicalResult lowerPrimitives(ModuleOp module, int32_t threads) {
     } else if (auto bar = dyn_cast<BarrierOp>(op)) {
       NVVM::Barrier0Op::create(b, loc);
       bar.erase();
-    } else if (isa<ShuffleOp, MmaOp>(op)) {
+    } else if (auto shfl = dyn_cast<ShuffleOp>(op)) {
+      shfl.replaceAllUsesWith(lowerShuffle(b, loc, shfl));
+      shfl.erase();
+    } else if (isa<MmaOp>(op)) {
       return op->emitError("'") << op->getName()
                                 << "' is not lowered to NVVM yet";
     }
@@ -227,6 +284,24 @@ struct ConvertKilnGPUToNVVMPass
 
     if (failed(lowerPrimitives(module, threads)))
       return signalPassFailure();
+
+    // Math without libdevice: f16/bf16 functions computed in f32, then
+    // the functions NVPTX has no instruction for expanded into arithmetic
+    // (polynomial approximations within docs/language.md section 9.4).
+    {
+      RewritePatternSet patterns(ctx);
+      math::populateExpansionPatterns(
+          patterns, {"exp2", "powf", "fpowi", "tan", "sinh", "cosh", "asinh",
+                     "acosh", "atanh", "ctlz", "roundeven"});
+      auto needsExpansion = [](StringRef name) {
+        return name != "sqrt" && name != "absf" && name != "fma" &&
+               name != "floor" && name != "ceil" && name != "rsqrt";
+      };
+      populateMathF32ExpansionPatterns(patterns, needsExpansion);
+      populateMathPolynomialApproximationPatterns(patterns, needsExpansion);
+      if (failed(applyPatternsGreedily(module, std::move(patterns))))
+        return signalPassFailure();
+    }
 
     // Strided slices of 1-d vectors become shuffles.
     {

@@ -8,6 +8,7 @@
 #include "compiler/Dialect/KilnOpUtils.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 using namespace kiln;
@@ -227,4 +228,23 @@ LogicalResult ScanOp::verify() {
 
 LogicalResult ScanOp::verifyRegions() {
   return verifyCombiner<ScanReturnOp>(*this, getCombiner(), getSrcs());
+}
+
+SmallVector<Value> kiln::cloneCombiner(OpBuilder &b, Region &combiner,
+                                       ValueRange acc, ValueRange fresh) {
+  Block &block = combiner.front();
+  IRMapping map;
+  unsigned n = acc.size();
+  assert(fresh.size() == n && block.getNumArguments() == 2 * n &&
+         "one accumulated and one fresh value per input");
+  for (unsigned i = 0; i < n; ++i) {
+    map.map(block.getArgument(i), acc[i]);
+    map.map(block.getArgument(n + i), fresh[i]);
+  }
+  for (Operation &op : block.without_terminator())
+    b.clone(op, map);
+  SmallVector<Value> out;
+  for (Value v : block.getTerminator()->getOperands())
+    out.push_back(map.lookupOrDefault(v));
+  return out;
 }

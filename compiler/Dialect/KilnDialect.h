@@ -68,6 +68,14 @@ std::optional<int64_t> getConstantInt(mlir::Value value);
 llvm::SmallVector<int64_t> getKnownShape(mlir::RankedTensorType type,
                                          mlir::ValueRange dynSizes);
 
+/// Clones the combining region of a `kiln.reduce` or `kiln.scan` at the
+/// builder's insertion point with `acc` and `fresh` (N values each) as its
+/// 2N arguments; returns the N combined values.
+llvm::SmallVector<mlir::Value> cloneCombiner(mlir::OpBuilder &b,
+                                             mlir::Region &combiner,
+                                             mlir::ValueRange acc,
+                                             mlir::ValueRange fresh);
+
 /// `64x?x32`-style text of a shape, for diagnostics.
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
 

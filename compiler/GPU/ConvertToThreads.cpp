@@ -583,6 +583,245 @@ struct ElementwisePattern : ConversionPattern {
   }
 };
 
+/// kiln.reduce: within each thread over its registers, then across the
+/// lanes along the axis with xor shuffles, then across the warps along the
+/// axis through shared memory. Every thread ends with the result elements
+/// its slice layout gives it (all of them for a 1-d reduction).
+struct ReducePattern : ThreadPattern<kiln::ReduceOp> {
+  using ThreadPattern::ThreadPattern;
+
+  LogicalResult
+  matchAndRewrite(kiln::ReduceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    auto srcType = cast<RankedTensorType>(op.getSrcs()[0].getType());
+    LinearLayout l = getLinearLayout(srcType);
+    unsigned axis = op.getAxis();
+    std::string axisDim = dims::tileDim(axis);
+    int axisOut = -1;
+    for (auto [k, o] : llvm::enumerate(l.getOutDims()))
+      if (o.name == axisDim)
+        axisOut = k;
+    assert(axisOut >= 0 && "the axis is an output of the layout");
+    unsigned n = op.getSrcs().size();
+    Region &combiner = op.getCombiner();
+
+    // Bits of an input that move along the axis only (reduced over), or
+    // across it only (kept); a basis doing both needs another layout.
+    auto alongAxis = [&](StringRef in, int bit) {
+      const LinearLayout::Basis &basis = l.getBasis(in, bit);
+      bool along = basis[axisOut] != 0, across = false;
+      for (auto [k, c] : llvm::enumerate(basis))
+        if (int(k) != axisOut && c != 0)
+          across = true;
+      return std::pair{along, across};
+    };
+    for (StringRef in : {dims::kRegister, dims::kLane, dims::kWarp})
+      for (int bit = 0; bit < l.getInDimSizeLog2(in); ++bit) {
+        auto [along, across] = alongAxis(in, bit);
+        if (along && across)
+          return op.emitOpError("reduces a tile whose layout mixes the "
+                                "reduced axis with others");
+      }
+
+    // 1. In-thread: registers that differ only along the axis.
+    SmallVector<SmallVector<Value>> srcs;
+    for (Value v : adaptor.getSrcs()) {
+      SmallVector<Value> regs;
+      auto vt = cast<VectorType>(v.getType());
+      for (int64_t r = 0; r < vt.getNumElements(); ++r)
+        regs.push_back(extractElement(b, loc, v, r));
+      srcs.push_back(std::move(regs));
+    }
+    uint32_t axisRegs = 0;
+    for (int bit = 0; bit < l.getInDimSizeLog2(dims::kRegister); ++bit)
+      if (alongAxis(dims::kRegister, bit).first)
+        axisRegs |= uint32_t(1) << bit;
+    // key: the register index with the axis bits cleared.
+    llvm::MapVector<uint32_t, SmallVector<Value>> acc;
+    int32_t numRegs = l.getInDimSize(dims::kRegister);
+    for (int32_t r = 0; r < numRegs; ++r) {
+      uint32_t key = uint32_t(r) & ~axisRegs;
+      SmallVector<Value> fresh;
+      for (unsigned i = 0; i < n; ++i)
+        fresh.push_back(srcs[i][r]);
+      auto it = acc.find(key);
+      if (it == acc.end())
+        acc.insert({key, fresh});
+      else
+        it->second = cloneCombiner(b, combiner, it->second, fresh);
+    }
+
+    // 2. Across lanes: xor shuffles over the lane bits along the axis.
+    for (int bit = 0; bit < l.getInDimSizeLog2(dims::kLane); ++bit) {
+      if (!alongAxis(dims::kLane, bit).first)
+        continue;
+      Value offset = i32Const(b, loc, int64_t(1) << bit);
+      for (auto &[key, vals] : acc) {
+        SmallVector<Value> other;
+        for (Value v : vals)
+          other.push_back(
+              ShuffleOp::create(b, loc, v.getType(), ShuffleKind::xor_, v, offset));
+        vals = cloneCombiner(b, combiner, vals, other);
+      }
+    }
+
+    // 3. Across warps: each warp's partials through shared memory.
+    SmallVector<int, 4> warpBits;
+    for (int bit = 0; bit < l.getInDimSizeLog2(dims::kWarp); ++bit)
+      if (alongAxis(dims::kWarp, bit).first)
+        warpBits.push_back(bit);
+    if (!warpBits.empty()) {
+      if (failed(combineWarps(b, loc, op, l, axisOut, warpBits, acc)))
+        return failure();
+    }
+
+    // 4. Results: each result register reads the key it corresponds to.
+    SmallVector<Value> results;
+    for (unsigned i = 0; i < n; ++i) {
+      Type resType = op.getResult(i).getType();
+      auto tile = dyn_cast<RankedTensorType>(resType);
+      if (!tile) {
+        results.push_back(acc.begin()->second[i]);
+        continue;
+      }
+      VectorType vt = convertedType(tile);
+      Value vec = arith::ConstantOp::create(b, loc, vt, b.getZeroAttr(vt));
+      // The slice layout keeps the registers with no axis and no copy bit.
+      SmallVector<uint32_t> keys =
+          compressKeys(l, axisRegs, vt.getNumElements());
+      for (auto [r, key] : llvm::enumerate(keys))
+        vec = vector::InsertOp::create(b, loc, acc[key][i], vec,
+                                       ArrayRef<int64_t>{int64_t(r)});
+      results.push_back(vec);
+    }
+    b.replaceOp(op, results);
+    return success();
+  }
+
+private:
+  /// The keys of the registers the slice layout keeps: registers with no
+  /// axis bit and no zero-basis (copy) bit, in order.
+  static SmallVector<uint32_t> compressKeys(const LinearLayout &l,
+                                            uint32_t axisRegs, int64_t n) {
+    uint32_t zero = l.getZeroBasesMask(dims::kRegister);
+    SmallVector<uint32_t> keys;
+    for (int32_t r = 0; r < l.getInDimSize(dims::kRegister); ++r)
+      if (!(uint32_t(r) & (axisRegs | zero)))
+        keys.push_back(uint32_t(r));
+    assert(int64_t(keys.size()) == n && "slice keeps the non-axis registers");
+    return keys;
+  }
+
+  LogicalResult
+  combineWarps(ConversionPatternRewriter &b, Location loc, kiln::ReduceOp op,
+               const LinearLayout &l, int axisOut, ArrayRef<int> warpBits,
+               llvm::MapVector<uint32_t, SmallVector<Value>> &acc) const {
+    int64_t warpsAlong = int64_t(1) << warpBits.size();
+    // Slot of a partial: (its coordinates without the axis, row-major) *
+    // warpsAlong + the warp's index along the axis.
+    int64_t elems = 1;
+    for (auto [k, o] : llvm::enumerate(l.getOutDims()))
+      if (int(k) != axisOut)
+        elems *= o.size;
+    Value warp = HwIdOp::create(b, loc, HwIdKind::warp);
+    Value lane = HwIdOp::create(b, loc, HwIdKind::lane);
+    Value warpIdx = i32Const(b, loc, 0);
+    for (auto [i, bit] : llvm::enumerate(warpBits)) {
+      Value set = arith::AndIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, warp, i32Const(b, loc, bit)),
+          i32Const(b, loc, 1));
+      warpIdx = arith::OrIOp::create(
+          b, loc, warpIdx,
+          arith::ShLIOp::create(b, loc, set, i32Const(b, loc, int64_t(i))));
+    }
+    // This thread's coordinates off the axis, for each of its keys.
+    SmallVector<Value, 3> hw = hardwareCoords(b, loc, l);
+    auto slotOf = [&](uint32_t key) {
+      SmallVector<int32_t, 3> rc = registerCoords(l, int32_t(key));
+      Value flat = i32Const(b, loc, 0);
+      for (auto [k, o] : llvm::enumerate(l.getOutDims())) {
+        if (int(k) == axisOut)
+          continue;
+        Value c = arith::XOrIOp::create(b, loc, hw[k], i32Const(b, loc, rc[k]));
+        flat = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, flat, i32Const(b, loc, o.size)),
+            c);
+      }
+      return arith::MulIOp::create(b, loc, flat, i32Const(b, loc, warpsAlong));
+    };
+    // Lanes along the axis hold the same partial now; lanes and warps off
+    // the axis that hold copies write the same value. Only the thread with
+    // its axis lane bits at zero writes.
+    uint32_t quietLanes = l.getZeroBasesMask(dims::kLane);
+    for (int bit = 0; bit < l.getInDimSizeLog2(dims::kLane); ++bit)
+      if (l.getBasis(dims::kLane, bit)[axisOut] != 0)
+        quietLanes |= uint32_t(1) << bit;
+    Value writer = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::AndIOp::create(b, loc, lane, i32Const(b, loc, quietLanes)),
+        i32Const(b, loc, 0));
+    if (uint32_t quietWarps = l.getZeroBasesMask(dims::kWarp))
+      writer = arith::AndIOp::create(
+          b, loc, writer,
+          arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::eq,
+              arith::AndIOp::create(b, loc, warp,
+                                    i32Const(b, loc, quietWarps)),
+              i32Const(b, loc, 0)));
+    unsigned n = op.getSrcs().size();
+    SmallVector<Value> buffers;
+    for (unsigned i = 0; i < n; ++i) {
+      Type elem = getElementTypeOrSelf(op.getSrcs()[i].getType());
+      int64_t bytes = elems * warpsAlong * getElementBytes(elem);
+      if (bytes > c.target->maxSharedBytes)
+        return op.emitOpError("needs more shared memory than ")
+               << c.target->arch << " has";
+      buffers.push_back(SharedAllocOp::create(
+          b, loc, SharedBufferType::get(b.getContext()),
+          b.getI64IntegerAttr(bytes), b.getI64IntegerAttr(16), IntegerAttr()));
+    }
+    auto ifOp = scf::IfOp::create(b, loc, writer, /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      for (auto &[key, vals] : acc) {
+        Value slot = arith::AddIOp::create(b, loc, slotOf(key), warpIdx);
+        for (unsigned i = 0; i < n; ++i) {
+          int64_t eb = getElementBytes(vals[i].getType());
+          Value off = arith::MulIOp::create(b, loc, slot, i32Const(b, loc, eb));
+          Value one = vector::BroadcastOp::create(
+              b, loc, VectorType::get({1}, vals[i].getType()), vals[i]);
+          SharedStoreOp::create(b, loc, buffers[i], off, one);
+        }
+      }
+    }
+    BarrierOp::create(b, loc);
+    for (auto &[key, vals] : acc) {
+      Value base = slotOf(key);
+      SmallVector<Value> total;
+      for (int64_t w = 0; w < warpsAlong; ++w) {
+        Value slot = arith::AddIOp::create(b, loc, base, i32Const(b, loc, w));
+        SmallVector<Value> part;
+        for (unsigned i = 0; i < n; ++i) {
+          Type t = vals[i].getType();
+          Value off = arith::MulIOp::create(
+              b, loc, slot, i32Const(b, loc, getElementBytes(t)));
+          Value v = SharedLoadOp::create(b, loc, VectorType::get({1}, t),
+                                         buffers[i], off);
+          part.push_back(extractElement(b, loc, v, 0));
+        }
+        total = total.empty()
+                    ? part
+                    : cloneCombiner(b, op.getCombiner(), total, part);
+      }
+      vals = total;
+    }
+    BarrierOp::create(b, loc);
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
@@ -601,7 +840,7 @@ struct ConvertToThreadsPass
 
     // Ops the stage does not lower yet: a clear error, not a crash.
     WalkResult unsupported = module.walk([&](Operation *op) {
-      if (isa<kiln::DotOp, kiln::ReduceOp, kiln::ScanOp, kiln::AtomicRMWOp,
+      if (isa<kiln::DotOp, kiln::ScanOp, kiln::AtomicRMWOp,
               kiln::AtomicCASOp, kiln::MakeViewOp, kiln::ViewLoadOp,
               kiln::ViewStoreOp, kiln::PrintOp, kiln::AssertOp>(op)) {
         op->emitError("'") << op->getName()
@@ -628,7 +867,8 @@ struct ConvertToThreadsPass
     patterns.add<ArangePattern, SplatPattern, ConstantPattern, AddPtrPattern,
                  LoadPattern, StorePattern, MovePattern<kiln::BroadcastOp>,
                  MovePattern<kiln::ExpandDimsOp>, MovePattern<kiln::TransOp>,
-                 MovePattern<kiln::ReshapeOp>, MovePattern<ConvertLayoutOp>>(
+                 MovePattern<kiln::ReshapeOp>, MovePattern<ConvertLayoutOp>,
+                 ReducePattern>(
         tc, ctx, c);
     patterns.add<ElementwisePattern>(tc, ctx);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,

@@ -46,7 +46,7 @@ SmallVector<Value> MLIRGen::dynSizes(RankedTensorType type,
                                      Location l) {
   // A full list of explicit sizes (one per '?') is used as is.
   if (!explicitSizes.empty() &&
-      int64_t(explicitSizes.size()) == type.getNumDynamicDims())
+      int64_t(explicitSizes.size()) == int64_t(type.getNumDynamicDims()))
     return SmallVector<Value>(explicitSizes.begin(), explicitSizes.end());
   SmallVector<Value> sizes;
   size_t nextExplicit = 0;
