@@ -23,6 +23,7 @@
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -144,6 +145,75 @@ Value lowerShuffle(OpBuilder &b, Location loc, ShuffleOp op) {
                           : LLVM::BitcastOp::create(b, loc, type, result);
 }
 
+/// Packs a fragment's registers as mma.sync wants them: `perReg` elements
+/// in each 32-bit register (f16 pairs stay vector<2xf16>, the others become
+/// i32).
+SmallVector<Value> packFragment(OpBuilder &b, Location loc, Value vec,
+                                int64_t perReg, bool keepF16x2) {
+  auto vt = cast<VectorType>(vec.getType());
+  SmallVector<Value> regs;
+  for (int64_t i = 0; i < vt.getNumElements(); i += perReg) {
+    Value part = vector::ExtractStridedSliceOp::create(
+        b, loc, vec, ArrayRef<int64_t>{i}, ArrayRef<int64_t>{perReg},
+        ArrayRef<int64_t>{1});
+    if (keepF16x2) {
+      regs.push_back(part);
+      continue;
+    }
+    Value asI32 = vector::BitCastOp::create(
+        b, loc, VectorType::get({1}, b.getI32Type()), part);
+    regs.push_back(
+        vector::ExtractOp::create(b, loc, asI32, ArrayRef<int64_t>{0}));
+  }
+  return regs;
+}
+
+/// kiln_gpu.mma -> nvvm.mma.sync (row-major A, column-major B).
+FailureOr<Value> lowerMma(OpBuilder &b, Location loc, MmaOp op) {
+  const MatrixInstr *instr = lookupMatrixInstr(op.getInstr());
+  NVVM::MMATypes ptxType;
+  int64_t perReg = 1;
+  bool f16x2 = false;
+  StringRef t = instr->aType;
+  if (t == "f16") {
+    ptxType = NVVM::MMATypes::f16, perReg = 2, f16x2 = true;
+  } else if (t == "bf16") {
+    ptxType = NVVM::MMATypes::bf16, perReg = 2;
+  } else if (t == "f32" && instr->tf32) {
+    ptxType = NVVM::MMATypes::tf32, perReg = 1;
+  } else if (t == "i8") {
+    ptxType = NVVM::MMATypes::s8, perReg = 4;
+  } else if (t == "f8E4M3FN") {
+    ptxType = NVVM::MMATypes::e4m3, perReg = 4;
+  } else if (t == "f8E5M2") {
+    ptxType = NVVM::MMATypes::e5m2, perReg = 4;
+  } else {
+    return op.emitOpError("has no mma.sync form for ") << t;
+  }
+  SmallVector<Value> a = packFragment(b, loc, op.getA(), perReg, f16x2);
+  SmallVector<Value> bb = packFragment(b, loc, op.getB(), perReg, f16x2);
+  auto cType = cast<VectorType>(op.getC().getType());
+  SmallVector<Value> c;
+  for (int64_t i = 0; i < cType.getNumElements(); ++i)
+    c.push_back(vector::ExtractOp::create(b, loc, op.getC(),
+                                          ArrayRef<int64_t>{i}));
+  SmallVector<Type> fields(cType.getNumElements(), cType.getElementType());
+  auto structType = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
+  std::optional<NVVM::MMAIntOverflow> overflow;
+  if (cType.getElementType().isInteger(32))
+    overflow = NVVM::MMAIntOverflow::wrapped;
+  Value d = NVVM::MmaOp::create(
+      b, loc, structType, a, bb, c, {instr->m, instr->n, instr->k},
+      std::nullopt, overflow,
+      std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < cType.getNumElements(); ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{i}));
+  return Value(vector::FromElementsOp::create(b, loc, cType, out));
+}
+
 LogicalResult lowerPrimitives(ModuleOp module, int32_t threads) {
   auto result = module.walk([&](Operation *op) -> WalkResult {
     OpBuilder b(op);
@@ -226,9 +296,12 @@ LogicalResult lowerPrimitives(ModuleOp module, int32_t threads) {
     } else if (auto shfl = dyn_cast<ShuffleOp>(op)) {
       shfl.replaceAllUsesWith(lowerShuffle(b, loc, shfl));
       shfl.erase();
-    } else if (isa<MmaOp>(op)) {
-      return op->emitError("'") << op->getName()
-                                << "' is not lowered to NVVM yet";
+    } else if (auto mma = dyn_cast<MmaOp>(op)) {
+      FailureOr<Value> v = lowerMma(b, loc, mma);
+      if (failed(v))
+        return WalkResult::interrupt();
+      mma.replaceAllUsesWith(*v);
+      mma.erase();
     }
     return WalkResult::advance();
   });
@@ -298,6 +371,8 @@ struct ConvertKilnGPUToNVVMPass
                name != "floor" && name != "ceil" && name != "rsqrt";
       };
       populateMathF32ExpansionPatterns(patterns, needsExpansion);
+      // ceildiv, floordiv and friends as plain integer arithmetic.
+      arith::populateArithExpandOpsPatterns(patterns);
       populateMathPolynomialApproximationPatterns(patterns, needsExpansion);
       if (failed(applyPatternsGreedily(module, std::move(patterns))))
         return signalPassFailure();

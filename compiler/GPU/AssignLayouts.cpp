@@ -60,8 +60,14 @@ public:
         axis(fn) {}
 
   LogicalResult run() {
-    collectAnchors();
-    propagateBackward();
+    // Loads first (their results must keep their pointers' layout), then
+    // the matrix products (so that accumulators carried by loops get the
+    // instruction's layout before any later use claims them), then stores.
+    for (AnchorKind kind : {AnchorKind::Load, AnchorKind::Dot,
+                            AnchorKind::Store}) {
+      collectAnchors(kind);
+      propagateBackward();
+    }
     if (failed(completeForward()))
       return failure();
     rewrite();
@@ -103,13 +109,33 @@ private:
   void anchor(Value v, Attribute layout) {
     if (!isa<RankedTensorType>(v.getType()) || layouts.count(v))
       return;
+    // A loop-carried value takes the layout its loop already gave it.
+    if (Value twin = loopTwin(v))
+      if (Attribute existing = lookup(twin))
+        layout = existing;
     layouts[v] = layout;
     worklist.push_back(v);
   }
 
-  void collectAnchors() {
+  /// For a loop result its iteration argument, and the other way around.
+  static Value loopTwin(Value v) {
+    if (auto forOp = v.getDefiningOp<scf::ForOp>())
+      return forOp.getRegionIterArgs()[cast<OpResult>(v).getResultNumber()];
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      if (auto forOp = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()))
+        if (arg.getArgNumber() >= forOp.getNumInductionVars())
+          return forOp.getResult(arg.getArgNumber() -
+                                 forOp.getNumInductionVars());
+    return {};
+  }
+
+  enum class AnchorKind { Load, Dot, Store };
+
+  void collectAnchors(AnchorKind kind) {
     fn.walk([&](Operation *op) {
       if (auto load = dyn_cast<kiln::LoadOp>(op)) {
+        if (kind != AnchorKind::Load)
+          return;
         if (!isa<RankedTensorType>(load.getPtr().getType()))
           return;
         Attribute l = accessLayout(load.getPtr(), load.getMask());
@@ -120,8 +146,19 @@ private:
           anchor(load.getMask(), l);
         if (load.getOther())
           anchor(load.getOther(), l);
+      } else if (auto dot = dyn_cast<kiln::DotOp>(op)) {
+        if (kind != AnchorKind::Dot)
+          return;
+        MmaAttr mma = chooseMma(dot);
+        if (!mma)
+          return;
+        anchor(dot.getResult(), mma);
+        anchor(dot.getAcc(), mma);
+        anchor(dot.getA(), OperandAttr::get(ctx, 0, mma));
+        anchor(dot.getB(), OperandAttr::get(ctx, 1, mma));
       } else if (auto store = dyn_cast<kiln::StoreOp>(op)) {
-        if (!isa<RankedTensorType>(store.getPtr().getType()))
+        if (kind != AnchorKind::Store ||
+            !isa<RankedTensorType>(store.getPtr().getType()))
           return;
         Attribute l = accessLayout(store.getPtr(), store.getMask());
         required[op] = l;
@@ -133,11 +170,56 @@ private:
     });
   }
 
-  /// Pushes `layout` (wanted for `v`) to the operands of v's producer.
+  /// The accumulator layout of the target's matrix instruction for `dot`
+  /// (warps along M first, then N), or null when there is none.
+  MmaAttr chooseMma(kiln::DotOp dot) {
+    auto a = cast<RankedTensorType>(dot.getA().getType());
+    auto c = cast<RankedTensorType>(dot.getAcc().getType());
+    std::string ab, acc;
+    llvm::raw_string_ostream(ab) << a.getElementType();
+    llvm::raw_string_ostream(acc) << c.getElementType();
+    const MatrixInstr *instr = target.findMatrixInstr(
+        ab, acc, dot.getPrecision() == DotPrecision::tf32);
+    if (!instr || a.getShape()[1] < instr->k || c.getShape()[0] < instr->m ||
+        c.getShape()[1] < instr->n)
+      return {};
+    int64_t m = c.getShape()[0], n = c.getShape()[1];
+    int32_t wm = 1, wn = 1;
+    while (wm * wn < warps) {
+      int64_t tilesM = m / (instr->m * wm), tilesN = n / (instr->n * wn);
+      if (tilesM >= tilesN && tilesM > 1)
+        wm *= 2;
+      else if (tilesN > 1)
+        wn *= 2;
+      else
+        wm *= 2; // more warps than tiles: copies along M
+    }
+    return MmaAttr::get(ctx, instr->name, {wm, wn});
+  }
+
+  /// Pushes `layout` (wanted for `v`) to the operands of v's producer; a
+  /// loop-carried value pulls its init, its yield and the loop's result
+  /// along, so that an accumulator stays in its layout across iterations.
   void propagateBackward() {
     while (!worklist.empty()) {
       Value v = worklist.pop_back_val();
       Attribute layout = layouts[v];
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        if (auto forOp = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp())) {
+          if (arg.getArgNumber() >= forOp.getNumInductionVars()) {
+            unsigned i = arg.getArgNumber() - forOp.getNumInductionVars();
+            anchor(forOp.getInitArgs()[i], layout);
+            anchor(forOp.getResult(i), layout);
+            anchor(forOp.getBody()->getTerminator()->getOperand(i), layout);
+          }
+        }
+        continue;
+      }
+      if (auto forOp = v.getDefiningOp<scf::ForOp>()) {
+        unsigned i = cast<OpResult>(v).getResultNumber();
+        anchor(forOp.getRegionIterArgs()[i], layout);
+        continue;
+      }
       Operation *def = v.getDefiningOp();
       if (!def)
         continue;
@@ -206,10 +288,18 @@ private:
                      defaultLayout(expand.getResult().getType()));
         return WalkResult::advance();
       }
-      if (isa<kiln::DotOp>(op)) {
-        op->emitError("dot is not supported by the GPU stage yet (target ")
-            << target.arch << ")";
-        return WalkResult::interrupt();
+      if (auto dot = dyn_cast<kiln::DotOp>(op)) {
+        if (!layouts.count(dot.getResult())) {
+          auto a = cast<RankedTensorType>(dot.getA().getType());
+          op->emitError("dot of ")
+              << a.getElementType() << " into "
+              << getElementTypeOrSelf(dot.getAcc().getType())
+              << (dot.getPrecision() == DotPrecision::tf32 ? " (tf32)" : "")
+              << " has no matrix instruction on " << target.arch
+              << " and the GPU stage has no other dot yet";
+          return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
       }
       for (Value res : op->getResults()) {
         auto type = dyn_cast<RankedTensorType>(res.getType());
@@ -247,6 +337,12 @@ private:
     }
     if (isa<kiln::ReduceOp, kiln::ScanOp>(user))
       return {};
+    if (auto dot = dyn_cast<kiln::DotOp>(user)) {
+      auto mma = cast<MmaAttr>(lookup(dot.getResult()));
+      if (index == 2)
+        return mma;
+      return OperandAttr::get(ctx, index, mma);
+    }
     if (auto forOp = dyn_cast<scf::ForOp>(user)) {
       unsigned first = forOp.getNumControlOperands();
       if (index < first)

@@ -24,6 +24,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <map>
+
 namespace kiln::gpu {
 #define GEN_PASS_DEF_CONVERTTILETOGPUTHREADS
 #include "compiler/GPU/Passes.h.inc"
@@ -205,29 +207,40 @@ private:
     Value buf = SharedAllocOp::create(
         b, loc, SharedBufferType::get(b.getContext()), b.getI64IntegerAttr(bytes),
         b.getI64IntegerAttr(std::max<int64_t>(16, elemBytes)), IntegerAttr());
-    auto store = [&](const LinearLayout &l, Value vec, bool isStore,
-                     SmallVector<Value> *loaded) {
+    // Row-major offsets of power-of-two tiles are the coordinates' bits
+    // side by side, so offset(hw ^ reg) = offset(hw) ^ offset(reg): one
+    // XOR with a constant per access. Consecutive registers holding
+    // consecutive elements of the last dimension move as one vector.
+    auto access = [&](const LinearLayout &l, Value vec, bool isStore,
+                      SmallVector<std::pair<int64_t, Value>> *loaded) {
       SmallVector<Value, 3> hw = hardwareCoords(b, loc, l);
-      uint32_t zeroRegs = l.getFreeVariableMask(dims::kRegister);
-      for (int32_t r = 0; r < l.getInDimSize(dims::kRegister); ++r) {
-        if (isStore && (uint32_t(r) & zeroRegs))
+      Value hwFlat = flatIndex(hw, l.getOutDims());
+      uint32_t copies = l.getFreeVariableMask(dims::kRegister);
+      int32_t regs = l.getInDimSize(dims::kRegister);
+      std::string last = l.getOutDims().back().name;
+      int32_t width = std::min<int32_t>(
+          {l.getNumConsecutive(dims::kRegister, last), regs,
+           int32_t(std::max<int64_t>(1, target.maxVectorBytes / elemBytes))});
+      auto part = VectorType::get({width}, elem);
+      for (int32_t r = 0; r < regs; r += width) {
+        if (isStore && (uint32_t(r) & copies))
           continue; // a copy of an earlier register
         SmallVector<int32_t, 3> rc = registerCoords(l, r);
-        SmallVector<Value, 3> coords;
-        for (auto [h, c] : llvm::zip(hw, rc))
-          coords.push_back(
-              arith::XOrIOp::create(b, loc, h, i32Const(b, loc, c)));
-        Value offset = arith::MulIOp::create(
-            b, loc, flatIndex(coords, l.getOutDims()),
-            i32Const(b, loc, elemBytes));
-        auto one = VectorType::get({1}, elem);
+        int64_t regFlat = 0;
+        for (auto [c, o] : llvm::zip(rc, l.getOutDims()))
+          regFlat = regFlat * o.size + c;
+        Value element = arith::XOrIOp::create(b, loc, hwFlat,
+                                              i32Const(b, loc, regFlat));
+        Value offset = arith::MulIOp::create(b, loc, element,
+                                             i32Const(b, loc, elemBytes));
         if (isStore) {
           Value e = vector::ExtractStridedSliceOp::create(
-              b, loc, vec, ArrayRef<int64_t>{r}, ArrayRef<int64_t>{1},
+              b, loc, vec, ArrayRef<int64_t>{r}, ArrayRef<int64_t>{width},
               ArrayRef<int64_t>{1});
           SharedStoreOp::create(b, loc, buf, offset, e);
         } else {
-          loaded->push_back(SharedLoadOp::create(b, loc, one, buf, offset));
+          loaded->push_back(
+              {r, SharedLoadOp::create(b, loc, part, buf, offset)});
         }
       }
     };
@@ -239,19 +252,18 @@ private:
       auto ifOp = scf::IfOp::create(b, loc, pred, /*withElse=*/false);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      store(srcL, src, true, nullptr);
+      access(srcL, src, true, nullptr);
     } else {
-      store(srcL, src, true, nullptr);
+      access(srcL, src, true, nullptr);
     }
     BarrierOp::create(b, loc);
-    SmallVector<Value> parts;
-    store(dstL, Value(), false, &parts);
+    SmallVector<std::pair<int64_t, Value>> parts;
+    access(dstL, Value(), false, &parts);
     Value result = arith::ConstantOp::create(
         b, loc, dstType, b.getZeroAttr(dstType));
-    for (auto [r, p] : llvm::enumerate(parts))
+    for (auto [r, p] : parts)
       result = vector::InsertStridedSliceOp::create(
-          b, loc, p, result, ArrayRef<int64_t>{int64_t(r)},
-          ArrayRef<int64_t>{1});
+          b, loc, p, result, ArrayRef<int64_t>{r}, ArrayRef<int64_t>{1});
     // The buffer may be reused after this point.
     BarrierOp::create(b, loc);
     return result;
@@ -822,6 +834,83 @@ private:
   }
 };
 
+/// kiln.dot with matrix-instruction layouts: for each (M tile, N tile) of
+/// the warp's share of the accumulator and each K step, one
+/// `kiln_gpu.mma` on the registers the operand layouts put there.
+struct DotPattern : ThreadPattern<kiln::DotOp> {
+  using ThreadPattern::ThreadPattern;
+
+  /// Register indices of each instruction tile of an operand: tiles keyed
+  /// by (row tile, column tile), registers in fragment order.
+  static std::map<std::pair<int32_t, int32_t>, SmallVector<int64_t>>
+  tiles(const LinearLayout &l, int32_t fragRegs, int32_t tileRows,
+        int32_t tileCols) {
+    std::map<std::pair<int32_t, int32_t>, SmallVector<int64_t>> out;
+    int32_t n = l.getInDimSize(dims::kRegister);
+    for (int32_t r = 0; r < n; ++r) {
+      SmallVector<int32_t, 3> rep = registerCoords(l, r & ~(fragRegs - 1));
+      auto &regs = out[{rep[0] / tileRows, rep[1] / tileCols}];
+      regs.resize(fragRegs, -1);
+      regs[r & (fragRegs - 1)] = r;
+    }
+    return out;
+  }
+
+  LogicalResult
+  matchAndRewrite(kiln::DotOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    auto mma = dyn_cast<MmaAttr>(op.getType().getEncoding());
+    if (!mma)
+      return op.emitOpError("has no matrix-instruction layout");
+    const MatrixInstr *instr = lookupMatrixInstr(mma.getInstr());
+    ArrayRef<int32_t> warps = mma.getWarpsPerBlock();
+    auto aType = cast<RankedTensorType>(op.getA().getType());
+    auto bType = cast<RankedTensorType>(op.getB().getType());
+    LinearLayout la = getLinearLayout(aType), lb = getLinearLayout(bType),
+                 lc = getLinearLayout(op.getType());
+    // The repeats of each operand start at multiples of the instruction
+    // tile times the warps along that dimension.
+    int32_t rowsA = instr->m * warps[0], rowsC = rowsA;
+    int32_t colsB = instr->n * warps[1], colsC = colsB;
+    auto aTiles = tiles(la, instr->getARegisters(), rowsA, instr->k);
+    auto bTiles = tiles(lb, instr->getBRegisters(), instr->k, colsB);
+    auto cTiles = tiles(lc, instr->getCRegisters(), rowsC, colsC);
+    int32_t kSteps = int32_t(aType.getShape()[1] / instr->k);
+
+    auto gather = [&](Value vec, ArrayRef<int64_t> regs) -> Value {
+      auto vt = cast<VectorType>(vec.getType());
+      auto part = VectorType::get({int64_t(regs.size())}, vt.getElementType());
+      return vector::ShuffleOp::create(b, loc, part, vec, vec,
+                                       b.getDenseI64ArrayAttr(regs));
+    };
+    Value acc = adaptor.getAcc();
+    auto accType = cast<VectorType>(acc.getType());
+    SmallVector<Value> accRegs;
+    for (int64_t r = 0; r < accType.getNumElements(); ++r)
+      accRegs.push_back(extractElement(b, loc, acc, r));
+    for (auto &[mn, cRegs] : cTiles) {
+      if (llvm::is_contained(cRegs, -1))
+        return op.emitOpError("accumulator layout does not cover whole "
+                              "instruction tiles");
+      Value c = gather(acc, cRegs);
+      for (int32_t k = 0; k < kSteps; ++k) {
+        auto ai = aTiles.find({mn.first, k});
+        auto bi = bTiles.find({k, mn.second});
+        if (ai == aTiles.end() || bi == bTiles.end())
+          return op.emitOpError("operand layouts do not cover the tile");
+        c = MmaOp::create(b, loc, c.getType(), instr->name,
+                          gather(adaptor.getA(), ai->second),
+                          gather(adaptor.getB(), bi->second), c);
+      }
+      for (auto [j, r] : llvm::enumerate(cRegs))
+        accRegs[r] = extractElement(b, loc, c, j);
+    }
+    b.replaceOpWithNewOp<vector::FromElementsOp>(op, accType, accRegs);
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
@@ -840,7 +929,7 @@ struct ConvertToThreadsPass
 
     // Ops the stage does not lower yet: a clear error, not a crash.
     WalkResult unsupported = module.walk([&](Operation *op) {
-      if (isa<kiln::DotOp, kiln::ScanOp, kiln::AtomicRMWOp,
+      if (isa<kiln::ScanOp, kiln::AtomicRMWOp,
               kiln::AtomicCASOp, kiln::MakeViewOp, kiln::ViewLoadOp,
               kiln::ViewStoreOp, kiln::PrintOp, kiln::AssertOp>(op)) {
         op->emitError("'") << op->getName()
@@ -857,6 +946,7 @@ struct ConvertToThreadsPass
     ThreadTypeConverter tc;
     ConversionTarget target(*ctx);
     target.addLegalDialect<KilnGPUDialect, vector::VectorDialect>();
+    target.addIllegalOp<ConvertLayoutOp>();
     target.markUnknownOpDynamicallyLegal([&](Operation *op) {
       if (auto fn = dyn_cast<func::FuncOp>(op))
         return llvm::all_of(fn.getArgumentTypes(), isLegalType);
@@ -868,7 +958,7 @@ struct ConvertToThreadsPass
                  LoadPattern, StorePattern, MovePattern<kiln::BroadcastOp>,
                  MovePattern<kiln::ExpandDimsOp>, MovePattern<kiln::TransOp>,
                  MovePattern<kiln::ReshapeOp>, MovePattern<ConvertLayoutOp>,
-                 ReducePattern>(
+                 ReducePattern, DotPattern>(
         tc, ctx, c);
     patterns.add<ElementwisePattern>(tc, ctx);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
