@@ -15,6 +15,9 @@ config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 config.substitutions.append(("%examples", os.path.join(config.kiln_src_root, "examples")))
 config.substitutions.append(("%kiln_src", config.kiln_src_root))
+# The CUDA driver's test double (test/runtime/FakeCuda.h).
+config.substitutions.append(("%fakecuda", os.path.join(
+    config.kiln_obj_root, "test", "runtime", "libfakecuda.so")))
 
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()

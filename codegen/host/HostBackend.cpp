@@ -4,7 +4,10 @@
 // variant's entry (runtime/include/kiln/host_abi.h): the host lowering
 // pipeline to the LLVM dialect, translation to LLVM IR, O2, code generation
 // for the requested CPU (a portable baseline by default), and a link with
-// ld.lld into a shared object that needs only libc and libm.
+// ld.lld into a shared object that needs only libc and libm. The code
+// object records what it requires of the CPU (its name and the features
+// the target machine compiles for), which the runtime checks against the
+// CPU it runs on.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/host/HostBackend.h"
@@ -21,12 +24,15 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
@@ -34,6 +40,7 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/TargetParser/X86TargetParser.h"
 
 using namespace mlir;
 
@@ -74,6 +81,65 @@ std::string cpuFor(llvm::StringRef arch) {
     return llvm::Triple(llvm::sys::getDefaultTargetTriple()).isX86() ? "x86-64-v2"
                                                                        : "generic";
   return arch.str();
+}
+
+/// The target features for `arch`: for `native`, this machine's as LLVM
+/// detects them (what clang -march=native passes), so that the code uses
+/// what the CPU really has (a virtual machine may hide features of its CPU
+/// model); none otherwise (the CPU name implies them).
+std::string featuresFor(llvm::StringRef arch) {
+  if (arch != "native")
+    return "";
+  std::vector<std::string> features;
+  for (const auto &f : llvm::sys::getHostCPUFeatures())
+    features.push_back((f.second ? "+" : "-") + f.first().str());
+  llvm::sort(features);
+  return llvm::join(features, ",");
+}
+
+/// The image's "requires" (docs/bundle.md): the CPU and every feature the
+/// target machine compiles for: those the CPU implies (x86), then the
+/// feature string's additions and removals, with what they imply. Switches
+/// that do not restrict where code runs (retpolines, LVI hardening) are
+/// left out.
+std::string requiresJsonFor(const llvm::Triple &triple, llvm::StringRef cpu,
+                            llvm::StringRef featureString) {
+  llvm::StringMap<bool> enabled;
+  if (triple.isX86()) {
+    llvm::SmallVector<llvm::StringRef> implied;
+    llvm::X86::getFeaturesForCPU(cpu, implied);
+    for (llvm::StringRef f : implied) {
+      llvm::X86::updateImpliedFeatures(f, true, enabled);
+      enabled[f] = true;
+    }
+  }
+  llvm::SmallVector<llvm::StringRef> parts;
+  featureString.split(parts, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef f : parts) {
+    bool on = f.consume_front("+");
+    if (!on && !f.consume_front("-"))
+      continue;
+    if (triple.isX86())
+      llvm::X86::updateImpliedFeatures(f, on, enabled);
+    enabled[f] = on;
+  }
+  std::vector<std::string> names;
+  for (const auto &e : enabled) {
+    llvm::StringRef name = e.first();
+    if (e.second && !name.starts_with("retpoline") &&
+        !name.starts_with("lvi-"))
+      names.push_back(name.str());
+  }
+  llvm::sort(names);
+  llvm::json::Array features;
+  for (std::string &name : names)
+    features.push_back(std::move(name));
+  llvm::json::Object object{{"cpu", cpu.str()},
+                            {"features", std::move(features)}};
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << llvm::json::Value(std::move(object));
+  return out;
 }
 
 llvm::Expected<std::string> findLinker() {
@@ -137,9 +203,10 @@ HostBackend::compile(ModuleOp variant, llvm::StringRef arch,
   if (!target)
     return makeError("no LLVM target for " + tripleName + ": " + error);
   std::string cpu = cpuFor(arch);
+  std::string features = featuresFor(arch);
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      triple, cpu, /*Features=*/"", options, llvm::Reloc::PIC_, std::nullopt,
+      triple, cpu, features, options, llvm::Reloc::PIC_, std::nullopt,
       llvm::CodeGenOptLevel::Aggressive));
   if (!tm)
     return makeError("cannot create a target machine for CPU '" + cpu + "'");
@@ -215,6 +282,8 @@ HostBackend::compile(ModuleOp variant, llvm::StringRef arch,
   // shows which images guard their accesses.
   obj.resourcesJson =
       variant->hasAttr("kiln.check_bounds") ? "{\"check_bounds\":true}" : "{}";
+  obj.requiresJson = requiresJsonFor(triple, tm->getTargetCPU(),
+                                     tm->getTargetFeatureString());
   return obj;
 }
 

@@ -64,6 +64,8 @@ struct Image {
   uint16_t imageKind = 0;    ///< llvm::object::ImageKind
   uint16_t offloadKind = 0;  ///< llvm::object::OffloadKind
   std::string resourcesJson = "{}"; ///< A JSON object.
+  std::string requiresJson = "{}";  ///< A JSON object; "{}": not written.
+  std::string assumesJson = "{}";   ///< A JSON object; "{}": not written.
   std::string bytes;
 };
 

@@ -82,7 +82,9 @@ llvm::Expected<std::string> bundle::writeBundle(const Bundle &bundle) {
         return inconsistent("kernel '" + name + "' has two variants " +
                             llvm::Twine(variant.index));
   }
-  using Place = std::tuple<size_t, int64_t, std::string>;
+  // A variant may have several images for one target when their
+  // assumptions differ (a generic one and fast paths).
+  using Place = std::tuple<size_t, int64_t, std::string, std::string>;
   std::map<Place, const Image *> placed;
   for (const Image &image : bundle.images) {
     auto k = kernelPos.find(image.kernel);
@@ -96,11 +98,24 @@ llvm::Expected<std::string> bundle::writeBundle(const Bundle &bundle) {
     if (image.target.empty())
       return inconsistent("an image of '" + image.kernel +
                           "' without a target name");
-    if (!placed.emplace(Place{k->second, image.variant, image.target}, &image)
+    Json assumes = Json::parse(image.assumesJson, nullptr,
+                               /*allow_exceptions=*/false);
+    if (!assumes.is_object())
+      return inconsistent("the assumptions of variant " +
+                          llvm::Twine(image.variant) + " of kernel '" +
+                          image.kernel + "' for target '" + image.target +
+                          "' are not a JSON object");
+    std::string assumesKey =
+        assumes.dump(-1, ' ', false, Json::error_handler_t::replace);
+    if (!placed
+             .emplace(Place{k->second, image.variant, image.target,
+                            assumesKey},
+                      &image)
              .second)
       return inconsistent("two images of variant " +
                           llvm::Twine(image.variant) + " of kernel '" +
-                          image.kernel + "' for target '" + image.target + "'");
+                          image.kernel + "' for target '" + image.target + "'" +
+                          (assumes.empty() ? "" : " with the same assumptions"));
   }
 
   // The manifest lists the images in the order of the binaries.
@@ -118,7 +133,7 @@ llvm::Expected<std::string> bundle::writeBundle(const Bundle &bundle) {
       for (auto &[name, value] : variant.constValues)
         constValues[name] = value;
       Json images = Json::array();
-      for (auto it = placed.lower_bound(Place{k, index, ""});
+      for (auto it = placed.lower_bound(Place{k, index, "", ""});
            it != placed.end() && std::get<0>(it->first) == k &&
            std::get<1>(it->first) == index;
            ++it) {
@@ -130,11 +145,26 @@ llvm::Expected<std::string> bundle::writeBundle(const Bundle &bundle) {
                               llvm::Twine(index) + " of kernel '" + sig.name +
                               "' for target '" + image.target +
                               "' are not a JSON object");
-        images.push_back({{"target", image.target},
-                          {"triple", image.triple},
-                          {"arch", image.arch},
-                          {"entry", image.entry},
-                          {"resources", std::move(resources)}});
+        Json requirements = Json::parse(image.requiresJson, nullptr,
+                                    /*allow_exceptions=*/false);
+        if (!requirements.is_object())
+          return inconsistent("the requirements of variant " +
+                              llvm::Twine(index) + " of kernel '" + sig.name +
+                              "' for target '" + image.target +
+                              "' are not a JSON object");
+        Json entry = {{"target", image.target},
+                      {"triple", image.triple},
+                      {"arch", image.arch},
+                      {"entry", image.entry},
+                      {"resources", std::move(resources)}};
+        // Written only when there is something to say (docs/bundle.md).
+        if (!requirements.empty())
+          entry["requires"] = std::move(requirements);
+        Json assumes = Json::parse(image.assumesJson, nullptr,
+                                   /*allow_exceptions=*/false);
+        if (!assumes.empty())
+          entry["assumes"] = std::move(assumes);
+        images.push_back(std::move(entry));
         ordered.push_back(&image);
       }
       variants.push_back({{"index", index},

@@ -20,8 +20,9 @@ namespace kiln::bundle {
 /// order of `bundle.images`, nor on time or paths): JSON keys are sorted.
 /// Inconsistent contents are an error: two kernels of one name, two
 /// variants of one index, an image of a kernel or variant that the metadata
-/// lacks, two images of one (kernel, variant, target), an empty target
-/// name, or resources that are not a JSON object.
+/// lacks, two images of one (kernel, variant, target) with the same
+/// assumptions, an empty target name, or resources, requirements or
+/// assumptions that are not a JSON object.
 llvm::Expected<std::string> writeBundle(const Bundle &bundle);
 
 } // namespace kiln::bundle

@@ -31,6 +31,12 @@ struct CodeObject {
   uint16_t offloadKind = 0;  ///< llvm::object::OffloadKind
   std::string bytes;         ///< the image
   std::string resourcesJson = "{}"; ///< registers, shared memory, spills...
+  /// What a device must have to run it (docs/bundle.md, "requires"): host
+  /// {"cpu", "features"}, NVIDIA {"sm", "arch_specific", "ptx_isa"}.
+  std::string requiresJson = "{}";
+  /// What it assumes of the arguments (docs/bundle.md, "assumes"):
+  /// {"align16": [pointer params], "div16": [integer params]}.
+  std::string assumesJson = "{}";
 };
 
 class TargetBackend {

@@ -240,7 +240,11 @@ Error matchImages(const std::vector<RawBinary> &Binaries, BundleData &Data) {
     Where += " (kernel '" + Kernel + "', variant " + VariantText + ", " +
              Triple + " " + Arch + ")";
 
+    // A variant may list several images for one triple and arch (with
+    // different assumptions): binaries come in manifest order, so each
+    // takes the first of its kind that has none yet.
     ImageInfo *Match = nullptr;
+    bool Listed = false;
     for (KernelInfo &K : Data.Kernels) {
       if (K.Name != Kernel)
         continue;
@@ -248,14 +252,17 @@ Error matchImages(const std::vector<RawBinary> &Binaries, BundleData &Data) {
         if (std::to_string(V.Index) != VariantText)
           continue;
         for (ImageInfo &Img : V.Images)
-          if (Img.Triple == Triple && Img.Arch == Arch)
-            Match = &Img;
+          if (Img.Triple == Triple && Img.Arch == Arch) {
+            Listed = true;
+            if (!Match && !Img.Size && !Img.Offset)
+              Match = &Img;
+          }
       }
     }
-    if (!Match)
+    if (!Listed)
       return bundleError(Name, ErrorCode::InvalidBundle,
                          Where + " is not listed in the manifest");
-    if (Match->Size || Match->Offset)
+    if (!Match)
       return bundleError(Name, ErrorCode::InvalidBundle,
                          Where + " appears twice");
     if (Match->Entry != *Raw.lookup("kiln.entry"))

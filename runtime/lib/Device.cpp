@@ -67,19 +67,28 @@ int parseOrdinal(std::string_view Spec, std::string_view Kind) {
 //===----------------------------------------------------------------------===//
 
 Expected<Device> Device::open(std::string_view Spec) {
-  // GPU drivers (CUDA, HIP through dlopen) come later; "auto" then prefers
-  // them. Until then it is the host.
-  if (Spec.empty() || Spec == "auto" || Spec == "host") {
+  // "auto" prefers CUDA device 0 when a driver and a device are there; any
+  // failure to open it falls back to the host without a word.
+  bool Auto = Spec.empty() || Spec == "auto";
+  if (Auto && cudaDeviceAvailable()) {
+    Expected<std::shared_ptr<DeviceImpl>> D = openCudaDevice(0, "cuda:0");
+    if (D)
+      return Device(std::move(*D));
+  }
+  if (Auto || Spec == "host") {
     Expected<std::shared_ptr<DeviceImpl>> D = openHostDevice();
     if (!D)
       return D.takeError();
     return Device(std::move(*D));
   }
   std::string Shown(Spec.substr(0, 64));
-  if (parseOrdinal(Spec, "cuda") >= 0)
-    return Error(ErrorCode::UnsupportedDevice,
-                 "CUDA devices are not supported by this runtime build yet "
-                 "(asked for '" + Shown + "')");
+  if (int Ordinal = parseOrdinal(Spec, "cuda"); Ordinal >= 0) {
+    Expected<std::shared_ptr<DeviceImpl>> D =
+        openCudaDevice(Ordinal, "cuda:" + std::to_string(Ordinal));
+    if (!D)
+      return D.takeError();
+    return Device(std::move(*D));
+  }
   if (parseOrdinal(Spec, "hip") >= 0)
     return Error(ErrorCode::UnsupportedDevice,
                  "HIP devices are not supported by this runtime build yet "
@@ -91,6 +100,7 @@ Expected<Device> Device::open(std::string_view Spec) {
 DeviceKind Device::kind() const { return Impl->kind(); }
 std::string Device::name() const { return Impl->name(); }
 std::string Device::description() const { return Impl->description(); }
+DeviceProperties Device::properties() const { return Impl->properties(); }
 
 Expected<Buffer> Device::allocate(size_t Bytes) {
   Expected<void *> P = Impl->allocate(Bytes);
@@ -188,7 +198,7 @@ Error Stream::copyToDevice(Buffer &Dst, size_t DstOffset, const void *Src,
   if (!Src && Bytes)
     return invalid("copyToDevice: the source is null");
   return Dev->copy(*Impl, static_cast<char *>(Dst.data()) + DstOffset, Src,
-                   Bytes);
+                   Bytes, CopyKind::HostToDevice);
 }
 
 Error Stream::copyToHost(void *Dst, const Buffer &Src, size_t SrcOffset,
@@ -200,7 +210,7 @@ Error Stream::copyToHost(void *Dst, const Buffer &Src, size_t SrcOffset,
   if (!Dst && Bytes)
     return invalid("copyToHost: the destination is null");
   return Dev->copy(*Impl, Dst, static_cast<const char *>(Src.data()) + SrcOffset,
-                   Bytes);
+                   Bytes, CopyKind::DeviceToHost);
 }
 
 Error Stream::copy(Buffer &Dst, size_t DstOffset, const Buffer &Src,
@@ -214,7 +224,8 @@ Error Stream::copy(Buffer &Dst, size_t DstOffset, const Buffer &Src,
   if (Error E = checkRange("copy", Src, SrcOffset, Bytes))
     return E;
   return Dev->copy(*Impl, static_cast<char *>(Dst.data()) + DstOffset,
-                   static_cast<const char *>(Src.data()) + SrcOffset, Bytes);
+                   static_cast<const char *>(Src.data()) + SrcOffset, Bytes,
+                   CopyKind::DeviceToDevice);
 }
 
 Error Stream::fill(Buffer &Dst, size_t Offset, uint8_t Value, size_t Bytes) {

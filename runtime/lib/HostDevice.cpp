@@ -23,6 +23,8 @@
 #include <cstring>
 #include <thread>
 
+#include <unistd.h>
+
 using namespace kiln::rt;
 using namespace kiln::rt::detail;
 
@@ -144,6 +146,19 @@ public:
            (Threads == 1 ? " thread)" : " threads)");
   }
 
+  DeviceProperties properties() const override {
+    DeviceProperties P;
+    P.Kind = DeviceKind::Host;
+    P.Model = "host";
+    const HostTarget &T = hostTarget();
+    P.Arch = T.Names.empty() ? "unknown" : T.Names.front();
+    P.ComputeUnits = Threads;
+    long Pages = sysconf(_SC_PHYS_PAGES), PageSize = sysconf(_SC_PAGESIZE);
+    if (Pages > 0 && PageSize > 0)
+      P.MemoryBytes = uint64_t(Pages) * uint64_t(PageSize);
+    return P;
+  }
+
   Expected<void *> allocate(size_t Bytes) override {
     size_t Rounded = (std::max<size_t>(Bytes, 1) + kAllocAlignment - 1) /
                      kAllocAlignment * kAllocAlignment;
@@ -187,7 +202,8 @@ public:
     return std::unique_ptr<EventImpl>(new HostEvent());
   }
 
-  Error copy(StreamImpl &, void *Dst, const void *Src, size_t Bytes) override {
+  Error copy(StreamImpl &, void *Dst, const void *Src, size_t Bytes,
+             CopyKind) override {
     if (Bytes)
       std::memmove(Dst, Src, Bytes);
     return Error::success();
@@ -222,6 +238,9 @@ public:
 
   int rankImage(const ImageInfo &Image) const override {
     return hostTarget().rank(Image);
+  }
+  std::string whyNot(const ImageInfo &Image) const override {
+    return hostTarget().whyNot(Image);
   }
   std::string targetDescription() const override {
     return "host (" + hostTarget().describe() + ")";

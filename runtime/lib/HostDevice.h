@@ -12,29 +12,57 @@
 #include "Internal.h"
 #include "kiln/host_abi.h"
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace kiln::rt::detail {
 
-/// The triple and CPU names this process can run, best first.
+/// What this process runs (docs/runtime.md, "The host device").
 struct HostTarget {
   std::string Triple;     ///< e.g. x86_64-unknown-linux-gnu
   std::string TripleArch; ///< e.g. x86_64
-  /// Accepted `arch` strings with their rank (higher is preferred).
-  std::vector<std::pair<std::string, int>> Archs;
+  /// The arch names that images without "requires" are matched by, best
+  /// first: $KILN_HOST_CPU, the CPU's own name where __builtin_cpu_is tells
+  /// it, the x86-64-vN levels it has, x86-64, generic.
+  std::vector<std::string> Names;
+  /// LLVM's names of the CPU's features, sorted.
+  std::vector<std::string> Features;
 
-  /// 0 if this process cannot run the image, else its rank.
+  /// 0 if this process cannot run the image, else its rank: 1 + the number
+  /// of features it may use (or, for an image matched by its CPU's name,
+  /// 1 + the CPU's feature count).
   int rank(const ImageInfo &Image) const;
-  /// "x86_64-unknown-linux-gnu: znver3, x86-64-v3, x86-64-v2, generic".
+  /// "lacks avx512fp16, amx-tile" for an image this CPU cannot run.
+  std::string whyNot(const ImageInfo &Image) const;
+  /// "x86_64-unknown-linux-gnu: znver3, x86-64-v3, ...; 57 CPU features".
   std::string describe() const;
+  /// True if the CPU has `Feature` (or it restricts nothing, like evex512).
+  bool has(std::string_view Feature) const;
+  /// The features of `Needed` the CPU lacks.
+  std::vector<std::string> missing(const std::vector<std::string> &Needed) const;
+  /// The image is an ELF object for this machine's architecture (and Linux).
+  bool matchesTriple(const ImageInfo &Image) const;
 };
 
-/// Computed once: the CPU's features (x86-64-v2/v3/v4 levels via
-/// __builtin_cpu_supports), its name where the compiler can tell
-/// (__builtin_cpu_is), and $KILN_HOST_CPU if set.
+/// Computed once: see computeHostTarget.
 const HostTarget &hostTarget();
+/// This process's HostTarget: the CPU's features, its names, the levels.
+HostTarget computeHostTarget();
+
+/// The LLVM names of the features this CPU has, detected without LLVM the
+/// way llvm::sys::getHostCPUFeatures does (cpuid and xgetbv on x86-64,
+/// getauxval on aarch64), sorted.
+std::vector<std::string> detectHostFeatures();
+/// True if the runtime can tell whether a CPU has `Feature`: it detects it,
+/// or the feature does not restrict where code runs (evex512, retpoline-*).
+/// An image that needs an unknown feature never runs.
+bool isKnownHostFeature(std::string_view Feature);
+/// The features of an x86-64 level ("x86-64", "x86-64-v2" ... "-v4";
+/// "generic": none), or null if `Cpu` is not one.
+const std::vector<std::string> *levelFeatures(std::string_view Cpu);
 
 class HostImage : public LoadedImage {
 public:

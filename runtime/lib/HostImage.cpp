@@ -30,60 +30,6 @@ using namespace kiln::rt::detail;
 
 namespace {
 
-constexpr int kRankNative = 5;
-
-HostTarget computeHostTarget() {
-  HostTarget T;
-  const char *Env = std::getenv("KILN_HOST_CPU");
-  if (Env && *Env)
-    T.Archs.push_back({Env, kRankNative});
-#if defined(__x86_64__)
-  T.TripleArch = "x86_64";
-  T.Triple = "x86_64-unknown-linux-gnu";
-  __builtin_cpu_init();
-#if defined(__clang__)
-  // The CPU names LLVM's sys::getHostCPUName() gives (what `native`
-  // compiles for), as far as __builtin_cpu_is can tell them apart.
-#define KILN_CPU(Name)                                                         \
-  if (__builtin_cpu_is(Name))                                                  \
-    T.Archs.push_back({Name, kRankNative});
-  KILN_CPU("nehalem") KILN_CPU("westmere") KILN_CPU("sandybridge")
-  KILN_CPU("ivybridge") KILN_CPU("haswell") KILN_CPU("broadwell")
-  KILN_CPU("skylake") KILN_CPU("skylake-avx512") KILN_CPU("cannonlake")
-  KILN_CPU("icelake-client") KILN_CPU("icelake-server")
-  KILN_CPU("cascadelake") KILN_CPU("tigerlake") KILN_CPU("cooperlake")
-  KILN_CPU("sapphirerapids") KILN_CPU("emeraldrapids") KILN_CPU("alderlake")
-  KILN_CPU("raptorlake") KILN_CPU("meteorlake") KILN_CPU("rocketlake")
-  KILN_CPU("graniterapids") KILN_CPU("graniterapids-d")
-  KILN_CPU("arrowlake") KILN_CPU("arrowlake-s") KILN_CPU("lunarlake")
-  KILN_CPU("pantherlake") KILN_CPU("sierraforest") KILN_CPU("grandridge")
-  KILN_CPU("clearwaterforest") KILN_CPU("diamondrapids")
-  KILN_CPU("znver1") KILN_CPU("znver2") KILN_CPU("znver3")
-  KILN_CPU("znver4") KILN_CPU("znver5") KILN_CPU("btver1") KILN_CPU("btver2")
-  KILN_CPU("bdver1") KILN_CPU("bdver2") KILN_CPU("bdver3") KILN_CPU("bdver4")
-  KILN_CPU("goldmont") KILN_CPU("goldmont-plus") KILN_CPU("tremont")
-  KILN_CPU("silvermont") KILN_CPU("knl") KILN_CPU("knm")
-#undef KILN_CPU
-#endif
-  if (__builtin_cpu_supports("x86-64-v4"))
-    T.Archs.push_back({"x86-64-v4", 4});
-  if (__builtin_cpu_supports("x86-64-v3"))
-    T.Archs.push_back({"x86-64-v3", 3});
-  if (__builtin_cpu_supports("x86-64-v2"))
-    T.Archs.push_back({"x86-64-v2", 2});
-  T.Archs.push_back({"x86-64", 1});
-  T.Archs.push_back({"generic", 1});
-#elif defined(__aarch64__)
-  T.TripleArch = "aarch64";
-  T.Triple = "aarch64-unknown-linux-gnu";
-  T.Archs.push_back({"generic", 1});
-#else
-  T.TripleArch = "unknown";
-  T.Triple = "unknown";
-#endif
-  return T;
-}
-
 #if defined(__x86_64__)
 constexpr uint16_t kElfMachine = EM_X86_64;
 #elif defined(__aarch64__)
@@ -124,34 +70,6 @@ std::string lastDlError() {
 }
 
 } // namespace
-
-const HostTarget &kiln::rt::detail::hostTarget() {
-  static const HostTarget T = computeHostTarget();
-  return T;
-}
-
-int HostTarget::rank(const ImageInfo &Image) const {
-  if (Image.ImageKind != 1 /*IMG_Object*/ || Image.OffloadKind != 0)
-    return 0;
-  // The triple's architecture must be ours and its OS Linux; the vendor
-  // field ("unknown", "pc") does not matter.
-  std::string_view Triple = Image.Triple;
-  size_t Dash = Triple.find('-');
-  if (Triple.substr(0, Dash) != TripleArch ||
-      Triple.find("-linux") == std::string_view::npos)
-    return 0;
-  for (const auto &A : Archs)
-    if (A.first == Image.Arch)
-      return A.second;
-  return 0;
-}
-
-std::string HostTarget::describe() const {
-  std::string Out = Triple + ":";
-  for (size_t I = 0; I < Archs.size(); ++I)
-    Out += (I ? ", " : " ") + Archs[I].first;
-  return Out;
-}
 
 Expected<std::unique_ptr<HostImage>>
 HostImage::load(const ImageInfo &Image, const uint8_t *Bytes,

@@ -1,8 +1,8 @@
 //===- Internal.h - Runtime internals shared by the library -----*- C++ -*-===//
 //
-// The driver interface (DeviceImpl: one implementation per device kind,
-// host today; CUDA and HIP through dlopen later), the parsed bundle, and
-// the loaded module. Nothing here is installed.
+// The driver interface (DeviceImpl: one implementation per device kind:
+// the host, CUDA through dlopen; HIP later), the parsed bundle, and the
+// loaded module. Nothing here is installed.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_RUNTIME_INTERNAL_H
@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,11 @@ Expected<std::vector<RawBinary>> readContainer(const uint8_t *Data,
 /// their triple/arch/entry but no offsets yet.
 Error parseManifest(std::string_view Json, BundleData &Data);
 
+/// Reads an integer of an image's "resources" JSON ("threads"), if it is
+/// there and a non-negative integer.
+std::optional<int64_t> resourceInt(const std::string &ResourcesJson,
+                                   const char *Key);
+
 /// The one format version this runtime reads.
 constexpr unsigned kFormatVersion = 1;
 constexpr unsigned kContainerVersion = 1;
@@ -89,6 +95,9 @@ struct GridDims {
   int64_t X = 1, Y = 1, Z = 1;
 };
 
+/// Which way a copy goes.
+enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
+
 /// The driver interface: one implementation per device kind.
 class DeviceImpl {
 public:
@@ -97,6 +106,7 @@ public:
   virtual DeviceKind kind() const = 0;
   virtual std::string name() const = 0;
   virtual std::string description() const = 0;
+  virtual DeviceProperties properties() const = 0;
 
   virtual Expected<void *> allocate(size_t Bytes) = 0;
   virtual void release(void *Ptr) = 0;
@@ -104,9 +114,10 @@ public:
   virtual Expected<std::unique_ptr<StreamImpl>> createStream() = 0;
   virtual Expected<std::unique_ptr<EventImpl>> createEvent() = 0;
   /// Copies between host and device memory or within a device, in stream
-  /// order (either pointer may be a host or a device address).
-  virtual Error copy(StreamImpl &S, void *Dst, const void *Src,
-                     size_t Bytes) = 0;
+  /// order; `Kind` says which of the pointers are device addresses (on the
+  /// host device, all are host addresses).
+  virtual Error copy(StreamImpl &S, void *Dst, const void *Src, size_t Bytes,
+                     CopyKind Kind) = 0;
   virtual Error fill(StreamImpl &S, void *Dst, uint8_t Value,
                      size_t Bytes) = 0;
   virtual Error record(StreamImpl &S, EventImpl &E) = 0;
@@ -118,6 +129,10 @@ public:
   /// How well this device runs `Image`: 0 if it cannot, else higher is
   /// better (e.g. a native CPU image over a portable one).
   virtual int rankImage(const ImageInfo &Image) const = 0;
+  /// Why this device cannot run `Image` (rank 0), in a few words for "no
+  /// image" messages ("lacks avx512fp16", "needs sm_100"); "" if there is
+  /// nothing more to say than its arch.
+  virtual std::string whyNot(const ImageInfo &Image) const { return ""; }
   /// What this device runs, for "no image" messages:
   /// "host (x86_64-unknown-linux-gnu: x86-64-v3, x86-64-v2, generic)".
   virtual std::string targetDescription() const = 0;
@@ -126,7 +141,9 @@ public:
   /// The largest extent of a grid axis.
   virtual int64_t maxGridAxis(unsigned Axis) const = 0;
   /// Runs every program of `Grid` (no axis is 0). `Args[i]` points to the
-  /// i-th argument's value, as the host ABI wants it.
+  /// i-th argument's value (8 bytes of storage; pointers are 8-byte device
+  /// addresses, scalars in their natural size, bool one byte), as the host
+  /// ABI and cuLaunchKernel's kernelParams want it.
   virtual Error launch(StreamImpl &S, LoadedImage &Image, void **Args,
                        const GridDims &Grid) = 0;
 
@@ -135,14 +152,36 @@ public:
 
 Expected<std::shared_ptr<DeviceImpl>> openHostDevice();
 
+/// Opens CUDA device `Ordinal` through the driver library (libcuda.so.1,
+/// or $KILN_CUDA_DRIVER). `Spec` is what the user asked for ("cuda:1"),
+/// for messages.
+Expected<std::shared_ptr<DeviceImpl>> openCudaDevice(int Ordinal,
+                                                     const std::string &Spec);
+/// True if a CUDA driver can be loaded and has at least one device (what
+/// "auto" prefers).
+bool cudaDeviceAvailable();
+
 //===----------------------------------------------------------------------===//
 // Modules
 //===----------------------------------------------------------------------===//
 
-struct VariantState {
-  int Image = -1; ///< index into VariantInfo::Images; -1: none runs here
+/// A code object of a variant that the device runs.
+struct ImageState {
+  unsigned Index = 0; ///< into VariantInfo::Images
+  int Rank = 0;       ///< DeviceImpl::rankImage
+  /// The params it assumes 16-byte aligned / divisible by 16 (indices into
+  /// KernelInfo::Params).
+  std::vector<unsigned> Align16, Div16;
   std::unique_ptr<LoadedImage> Loaded;
   Error LoadError; ///< set once a load failed; not retried
+};
+
+struct VariantState {
+  /// The images this device runs, in order of preference: best rank
+  /// first, then most assumptions, then manifest order. A launch takes the
+  /// first whose assumptions hold for its arguments.
+  std::vector<ImageState> Images;
+  bool runnable() const { return !Images.empty(); }
 };
 
 struct KernelState {
@@ -161,8 +200,10 @@ public:
   ModuleImpl(std::shared_ptr<DeviceImpl> Device, Bundle B)
       : Device(std::move(Device)), TheBundle(std::move(B)) {}
 
-  /// Loads (once) the code object of a variant.
-  Expected<LoadedImage *> loadVariant(unsigned Kernel, unsigned Variant);
+  /// Loads (once) a code object of a variant: `Slot` indexes
+  /// VariantState::Images.
+  Expected<LoadedImage *> loadImage(unsigned Kernel, unsigned Variant,
+                                    size_t Slot);
 };
 
 /// "a, b, c".

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <set>
 
 using namespace kiln::rt;
@@ -217,10 +218,21 @@ private:
         Img.Triple = *Triple;
         Img.Arch = *Arch;
         Img.Entry = *Entry;
+        std::string IWhere = VWhere + "image " + Img.Triple + " " + Img.Arch +
+                             ": ";
+        if (Error E = parseRequires(IJ, Img.Requires, IWhere))
+          return E;
+        if (Error E = parseAssumes(IJ, Img.Assumes, IWhere))
+          return E;
+        // A variant may have a generic image and "fast path" images with
+        // more assumptions for one target, but not two alike.
         for (const ImageInfo &Other : V.Images)
-          if (Other.Triple == Img.Triple && Other.Arch == Img.Arch)
+          if (Other.Triple == Img.Triple && Other.Arch == Img.Arch &&
+              sameAssumptions(Other.Assumes, Img.Assumes))
             return fail(VWhere + "two images for " + Img.Triple + " " +
-                        Img.Arch);
+                        Img.Arch +
+                        (Img.Assumes.count() ? " with the same assumptions"
+                                             : ""));
         auto ResIt = IJ.find("resources");
         Img.Resources = ResIt == IJ.end() ? "{}" : ResIt->dump();
         V.Images.push_back(std::move(Img));
@@ -228,6 +240,83 @@ private:
       K.Variants.push_back(std::move(V));
     }
     return Error::success();
+  }
+
+  /// "requires": {"cpu": "znver4", "features": ["avx2", ...]} (host) or
+  /// {"sm": 90, "arch_specific": true, "ptx_isa": 80} (NVIDIA); unknown
+  /// keys are ignored.
+  Error parseRequires(const json &IJ, ImageRequirements &R,
+                      const std::string &IWhere) {
+    auto It = IJ.find("requires");
+    if (It == IJ.end())
+      return Error::success();
+    if (!It->is_object())
+      return fail(IWhere + "'requires' must be an object");
+    R.Present = true;
+    if (auto Cpu = It->find("cpu"); Cpu != It->end()) {
+      if (!Cpu->is_string())
+        return fail(IWhere + "'requires.cpu' must be a string");
+      R.Cpu = Cpu->get<std::string>();
+    }
+    if (!getStrings(*It, "features", R.Features))
+      return fail(IWhere + "'requires.features' must be an array of strings");
+    auto Number = [&](const char *Key, unsigned &Out) -> Error {
+      auto N = It->find(Key);
+      if (N == It->end())
+        return Error::success();
+      int64_t V;
+      if (!getInt(*N, V) || V < 0 || V > 100000)
+        return fail(IWhere + "'requires." + Key +
+                    "' must be a non-negative integer");
+      Out = unsigned(V);
+      return Error::success();
+    };
+    if (Error E = Number("sm", R.Sm))
+      return E;
+    if (Error E = Number("ptx_isa", R.PtxIsa))
+      return E;
+    if (auto AS = It->find("arch_specific"); AS != It->end()) {
+      if (!AS->is_boolean())
+        return fail(IWhere + "'requires.arch_specific' must be a bool");
+      R.ArchSpecific = AS->get<bool>();
+    }
+    return Error::success();
+  }
+
+  /// "assumes": {"align16": [pointer params], "div16": [integer params]}.
+  Error parseAssumes(const json &IJ, ImageAssumptions &A,
+                     const std::string &IWhere) {
+    auto It = IJ.find("assumes");
+    if (It == IJ.end())
+      return Error::success();
+    if (!It->is_object() || !getStrings(*It, "align16", A.Align16) ||
+        !getStrings(*It, "div16", A.Div16))
+      return fail(IWhere + "'assumes' must be an object of arrays of "
+                           "param names");
+    for (const std::string &Name : A.Align16) {
+      const ParamInfo *P = findParam(Name);
+      if (!P || !P->Type.IsPointer)
+        return fail(IWhere + "'assumes.align16' names '" + Name +
+                    "', which is not a pointer param");
+    }
+    for (const std::string &Name : A.Div16) {
+      const ParamInfo *P = findParam(Name);
+      if (!P || P->Type.IsPointer || !isIntegerType(P->Type.Element))
+        return fail(IWhere + "'assumes.div16' names '" + Name +
+                    "', which is not an integer param");
+    }
+    return Error::success();
+  }
+
+  static bool sameAssumptions(const ImageAssumptions &A,
+                              const ImageAssumptions &B) {
+    auto Sorted = [](std::vector<std::string> V) {
+      std::sort(V.begin(), V.end());
+      V.erase(std::unique(V.begin(), V.end()), V.end());
+      return V;
+    };
+    return Sorted(A.Align16) == Sorted(B.Align16) &&
+           Sorted(A.Div16) == Sorted(B.Div16);
   }
 
   Expected<Expr> parseExpr(const std::string &Text) {
@@ -324,5 +413,22 @@ Error kiln::rt::detail::parseManifest(std::string_view Text, BundleData &Data) {
     return Error(ErrorCode::OutOfMemory, "manifest: out of memory");
   } catch (const std::exception &E) {
     return invalid(std::string("malformed: ") + E.what());
+  }
+}
+
+std::optional<int64_t>
+kiln::rt::detail::resourceInt(const std::string &ResourcesJson,
+                              const char *Key) {
+  try {
+    json J = json::parse(ResourcesJson);
+    if (!J.is_object())
+      return std::nullopt;
+    auto It = J.find(Key);
+    int64_t V;
+    if (It == J.end() || !getInt(*It, V) || V < 0)
+      return std::nullopt;
+    return V;
+  } catch (const std::exception &) {
+    return std::nullopt;
   }
 }

@@ -1,11 +1,12 @@
 //===- Module.cpp - Loaded bundles, kernels and launches ------------------===//
 //
-// Loading a bundle on a device picks, for every variant, the best code
-// object the device can run. A launch then checks the arguments against
-// the kernel's parameters and promises, finds the candidate variants (those
-// whose launch conditions hold), chooses one (an explicit config, else the
-// first candidate), evaluates its grid and runs it. The code object of a
-// variant is loaded on its first launch.
+// Loading a bundle on a device ranks, for every variant, the code objects
+// the device can run. A launch then checks the arguments against the
+// kernel's parameters and promises, finds the candidate variants (those
+// whose launch conditions hold and that have a code object whose
+// assumptions hold for the arguments), chooses one (an explicit config,
+// else the first candidate), takes its best such code object, evaluates
+// its grid and runs it. Each code object is loaded on its first launch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,17 +27,23 @@ Error refused(std::string Message) {
   return Error(ErrorCode::LaunchRefused, std::move(Message));
 }
 
-std::string imageLabel(const ImageInfo &Img) {
-  return Img.Target == "host" ? Img.Triple + " " + Img.Arch : Img.Arch;
+std::string imageLabel(const ImageInfo &Img, const DeviceImpl &Dev) {
+  bool Host = Img.Triple.find("-linux") != std::string::npos;
+  std::string Label = Host ? Img.Triple + " " + Img.Arch : Img.Arch;
+  if (Img.ImageKind == 5 /*IMG_PTX*/)
+    Label += " PTX";
+  std::string Why = Dev.whyNot(Img);
+  return Why.empty() ? Label : Label + " (" + Why + ")";
 }
 
 /// The code objects a bundle (or one kernel) has, for "no image" messages.
-std::string listImages(const std::vector<const KernelInfo *> &Kernels) {
+std::string listImages(const std::vector<const KernelInfo *> &Kernels,
+                       const DeviceImpl &Dev) {
   std::vector<std::string> Labels;
   for (const KernelInfo *K : Kernels)
     for (const VariantInfo &V : K->Variants)
       for (const ImageInfo &Img : V.Images) {
-        std::string L = imageLabel(Img);
+        std::string L = imageLabel(Img, Dev);
         if (std::find(Labels.begin(), Labels.end(), L) == Labels.end())
           Labels.push_back(L);
       }
@@ -78,9 +85,10 @@ public:
         X(M.TheBundle.data()->Exprs[Index]), KS(M.Kernels[Index]) {}
 
   /// Plans a launch; `Position` receives the variant's position in
-  /// K.Variants.
+  /// K.Variants and `Slot` the chosen image's in VariantState::Images.
   Expected<LaunchPlan> plan(const std::vector<Arg> &Args,
-                            const LaunchOptions &Options, size_t &Position) {
+                            const LaunchOptions &Options, size_t &Position,
+                            size_t &Slot) {
     if (!KS.NoImageMessage.empty())
       return Error(ErrorCode::NoImage, KS.NoImageMessage);
     if (Error E = checkArgs(Args))
@@ -92,24 +100,32 @@ public:
 
     std::vector<bool> Failed(X.Conditions.size(), false);
     std::vector<size_t> Candidates;
+    Slots.assign(K.Variants.size(), -1);
     for (size_t V = 0; V < K.Variants.size(); ++V) {
-      if (KS.Variants[V].Image < 0)
+      if (!KS.Variants[V].runnable())
         continue;
       Expected<int> Holds = conditionsHold(V, Failed);
       if (!Holds)
         return Holds.takeError();
-      if (*Holds)
+      if (!*Holds)
+        continue;
+      Slots[V] = pickImage(KS.Variants[V], Args);
+      if (Slots[V] >= 0)
         Candidates.push_back(V);
+      else
+        AssumptionsFailed = true;
     }
 
     Expected<size_t> Chosen = choose(Candidates, Failed, Options);
     if (!Chosen)
       return Chosen.takeError();
     Position = *Chosen;
+    Slot = size_t(Slots[Position]);
     const VariantInfo &V = K.Variants[Position];
 
     LaunchPlan Plan;
     Plan.Variant = V.Index;
+    Plan.Image = KS.Variants[Position].Images[Slot].Index;
     Plan.VariantName = K.variantName(V);
     Plan.Config = K.variantConfig(V);
     for (size_t A = 0; A < X.Grid.size(); ++A) {
@@ -137,6 +153,42 @@ public:
   }
 
 private:
+  /// The first image of `VS` (they are in order of preference) whose
+  /// assumptions hold for `Args`, or kAssumptionsBroken.
+  static int pickImage(const VariantState &VS, const std::vector<Arg> &Args) {
+    for (size_t I = 0; I < VS.Images.size(); ++I) {
+      const ImageState &IS = VS.Images[I];
+      bool Holds = true;
+      for (unsigned P : IS.Align16)
+        Holds &= Args[P].bits() % 16 == 0;
+      for (unsigned P : IS.Div16)
+        Holds &= isSignedType(Args[P].type()) ? Args[P].asInt64() % 16 == 0
+                                               : Args[P].bits() % 16 == 0;
+      if (Holds)
+        return int(I);
+    }
+    return kAssumptionsBroken;
+  }
+
+  /// Why variants whose conditions hold were dropped: their code objects'
+  /// assumptions ("x 16-byte aligned, n divisible by 16").
+  std::string brokenAssumptions() const {
+    std::vector<std::string> Names;
+    for (size_t V = 0; V < K.Variants.size(); ++V) {
+      if (Slots[V] != kAssumptionsBroken)
+        continue;
+      for (const ImageState &IS : KS.Variants[V].Images) {
+        for (unsigned P : IS.Align16)
+          Names.push_back(K.Params[P].Name + " 16-byte aligned");
+        for (unsigned P : IS.Div16)
+          Names.push_back(K.Params[P].Name + " divisible by 16");
+      }
+    }
+    std::sort(Names.begin(), Names.end());
+    Names.erase(std::unique(Names.begin(), Names.end()), Names.end());
+    return joinNames(Names);
+  }
+
   std::string argName(size_t I) const {
     return "argument " + std::to_string(I) + " ('" + K.Params[I].Name +
            "') of " + K.Name;
@@ -229,14 +281,21 @@ private:
   Expected<size_t> choose(const std::vector<size_t> &Candidates,
                           const std::vector<bool> &Failed,
                           const LaunchOptions &Options) const {
+    auto NoCodeObject = [&] {
+      return "the code objects of kernel '" + K.Name + "' for this device " +
+             "assume " + brokenAssumptions() + ", which the arguments break";
+    };
     if (Options.Config.empty() && !Options.Variant) {
       if (!Candidates.empty())
         return Candidates.front();
+      if (AssumptionsFailed)
+        return refused("no variant of kernel '" + K.Name + "' can run: " +
+                       NoCodeObject());
       std::string Args;
       std::string Conds = failedConditions(Failed, Args);
       size_t Runnable = 0;
       for (const VariantState &VS : KS.Variants)
-        Runnable += VS.Image >= 0;
+        Runnable += VS.runnable();
       return refused("no variant of kernel '" + K.Name + "' can run" +
                      withArgs(Args) + ": " + Conds + " rule" +
                      (Conds.rfind("launch conditions", 0) == 0 ? "" : "s") +
@@ -263,7 +322,7 @@ private:
     std::vector<size_t> Matching;
     for (size_t V = 0; V < K.Variants.size(); ++V) {
       const VariantInfo &Info = K.Variants[V];
-      if (KS.Variants[V].Image < 0 ||
+      if (!KS.Variants[V].runnable() ||
           (Options.Variant && Info.Index != *Options.Variant))
         continue;
       bool Match = true;
@@ -286,6 +345,12 @@ private:
       if (std::find(Candidates.begin(), Candidates.end(), V) !=
           Candidates.end())
         return V;
+    for (size_t V : Matching)
+      if (Slots[V] == kAssumptionsBroken)
+        return refused("the variant" +
+                       std::string(Matching.size() > 1 ? "s" : "") +
+                       " of kernel '" + K.Name + "' with " + Asked +
+                       " cannot run: " + NoCodeObject());
     std::string Args;
     std::string Conds = failedConditions(Failed, Args);
     return refused("the variant" + std::string(Matching.size() > 1 ? "s" : "") +
@@ -300,7 +365,7 @@ private:
     std::string Out;
     size_t Shown = 0;
     for (size_t V = 0; V < K.Variants.size(); ++V) {
-      if (KS.Variants[V].Image < 0)
+      if (!KS.Variants[V].runnable())
         continue;
       if (Shown++ == 8) {
         Out += "; ...";
@@ -317,7 +382,21 @@ private:
   const KernelExprs &X;
   const KernelState &KS;
   std::vector<int64_t> Values;
+  /// Per variant: the chosen slot in VariantState::Images; -1 if it does
+  /// not run here or its conditions do not hold; kAssumptionsBroken if
+  /// they do but no image's assumptions hold.
+  static constexpr int kAssumptionsBroken = -2;
+  std::vector<int> Slots;
+  bool AssumptionsFailed = false;
 };
+
+/// The index of `Name` in K.Params (the manifest checked that it is one).
+unsigned paramIndex(const KernelInfo &K, const std::string &Name) {
+  for (size_t I = 0; I < K.Params.size(); ++I)
+    if (K.Params[I].Name == Name)
+      return unsigned(I);
+  return 0;
+}
 
 } // namespace
 
@@ -335,52 +414,70 @@ Expected<Module> Device::loadModule(const Bundle &B) {
     bool KernelRunnable = false;
     for (const VariantInfo &V : K.Variants) {
       VariantState VS;
-      int Best = 0;
       for (size_t I = 0; I < V.Images.size(); ++I) {
         AnyImage = true;
-        int Rank = Impl->rankImage(V.Images[I]);
-        if (Rank > Best) {
-          Best = Rank;
-          VS.Image = int(I);
-        }
+        const ImageInfo &Img = V.Images[I];
+        int Rank = Impl->rankImage(Img);
+        if (Rank <= 0)
+          continue;
+        ImageState IS;
+        IS.Index = unsigned(I);
+        IS.Rank = Rank;
+        for (const std::string &P : Img.Assumes.Align16)
+          IS.Align16.push_back(paramIndex(K, P));
+        for (const std::string &P : Img.Assumes.Div16)
+          IS.Div16.push_back(paramIndex(K, P));
+        VS.Images.push_back(std::move(IS));
       }
-      KernelRunnable |= VS.Image >= 0;
+      // Best rank first, then the most assumptions (the fast path is
+      // taken whenever its assumptions hold), then manifest order.
+      std::sort(VS.Images.begin(), VS.Images.end(),
+                [](const ImageState &A, const ImageState &B) {
+                  size_t NA = A.Align16.size() + A.Div16.size();
+                  size_t NB = B.Align16.size() + B.Div16.size();
+                  if (A.Rank != B.Rank)
+                    return A.Rank > B.Rank;
+                  if (NA != NB)
+                    return NA > NB;
+                  return A.Index < B.Index;
+                });
+      KernelRunnable |= VS.runnable();
       KS.Variants.push_back(std::move(VS));
     }
     if (!KernelRunnable)
       KS.NoImageMessage = "no code object of kernel '" + K.Name +
                           "' runs on " + Impl->targetDescription() +
                           "; bundle '" + B.name() + "' has " +
-                          listImages({&K}) + " for it";
+                          listImages({&K}, *Impl) + " for it";
     AnyRunnable |= KernelRunnable;
     M->Kernels.push_back(std::move(KS));
   }
   if (AnyImage && !AnyRunnable)
     return Error(ErrorCode::NoImage,
                  "no image for " + Impl->targetDescription() + " in bundle '" +
-                     B.name() + "'; it has " + listImages(All));
+                     B.name() + "'; it has " + listImages(All, *Impl));
   return Module(std::move(M));
 }
 
-Expected<LoadedImage *> ModuleImpl::loadVariant(unsigned Kernel,
-                                               unsigned Variant) {
+Expected<LoadedImage *> ModuleImpl::loadImage(unsigned Kernel,
+                                             unsigned Variant, size_t Slot) {
   std::lock_guard<std::mutex> Lock(LoadMutex);
-  VariantState &VS = Kernels[Kernel].Variants[Variant];
-  if (VS.Loaded)
-    return VS.Loaded.get();
-  if (VS.LoadError)
-    return VS.LoadError;
+  ImageState &IS = Kernels[Kernel].Variants[Variant].Images[Slot];
+  if (IS.Loaded)
+    return IS.Loaded.get();
+  if (IS.LoadError)
+    return IS.LoadError;
   const ImageInfo &Img =
-      TheBundle.kernels()[Kernel].Variants[Variant].Images[VS.Image];
+      TheBundle.kernels()[Kernel].Variants[Variant].Images[IS.Index];
   Expected<std::unique_ptr<LoadedImage>> L =
       Device->loadImage(Img, TheBundle.imageData(Img));
   if (!L) {
-    VS.LoadError = Error(L.error().code(),
+    IS.LoadError = Error(L.error().code(),
                          TheBundle.name() + ": " + L.error().message());
-    return VS.LoadError;
+    return IS.LoadError;
   }
-  VS.Loaded = std::move(*L);
-  return VS.Loaded.get();
+  IS.Loaded = std::move(*L);
+  return IS.Loaded.get();
 }
 
 //===----------------------------------------------------------------------===//
@@ -424,8 +521,8 @@ const KernelInfo &Kernel::info() const {
 
 Expected<LaunchPlan> Kernel::plan(const std::vector<Arg> &Args,
                                   const LaunchOptions &Options) const {
-  size_t Position;
-  return Planner(*M, Index).plan(Args, Options, Position);
+  size_t Position, Slot;
+  return Planner(*M, Index).plan(Args, Options, Position, Slot);
 }
 
 Error Kernel::load(unsigned Variant) const {
@@ -433,15 +530,40 @@ Error Kernel::load(unsigned Variant) const {
   for (size_t V = 0; V < K.Variants.size(); ++V) {
     if (K.Variants[V].Index != Variant)
       continue;
-    if (M->Kernels[Index].Variants[V].Image < 0)
+    const VariantState &VS = M->Kernels[Index].Variants[V];
+    if (!VS.runnable())
       return Error(ErrorCode::NoImage, "variant " + K.variantName(K.Variants[V]) +
                                            " has no code object for " +
                                            M->Device->targetDescription());
-    Expected<LoadedImage *> L = M->loadVariant(Index, unsigned(V));
-    return L ? Error::success() : L.takeError();
+    for (size_t Slot = 0; Slot < VS.Images.size(); ++Slot) {
+      Expected<LoadedImage *> L = M->loadImage(Index, unsigned(V), Slot);
+      if (!L)
+        return L.takeError();
+    }
+    return Error::success();
   }
   return Error(ErrorCode::NotFound, "kernel '" + K.Name + "' has no variant " +
                                         std::to_string(Variant));
+}
+
+Error Kernel::load(const LaunchPlan &Plan) const {
+  const KernelInfo &K = info();
+  for (size_t V = 0; V < K.Variants.size(); ++V) {
+    if (K.Variants[V].Index != Plan.Variant)
+      continue;
+    const VariantState &VS = M->Kernels[Index].Variants[V];
+    for (size_t Slot = 0; Slot < VS.Images.size(); ++Slot)
+      if (VS.Images[Slot].Index == Plan.Image) {
+        Expected<LoadedImage *> L = M->loadImage(Index, unsigned(V), Slot);
+        return L ? Error::success() : L.takeError();
+      }
+    return Error(ErrorCode::NoImage,
+                 "code object " + std::to_string(Plan.Image) + " of " +
+                     K.variantName(K.Variants[V]) + " does not run on " +
+                     M->Device->targetDescription());
+  }
+  return Error(ErrorCode::NotFound, "kernel '" + K.Name + "' has no variant " +
+                                        std::to_string(Plan.Variant));
 }
 
 Expected<LaunchPlan> Kernel::launch(Stream &S, const std::vector<Arg> &Args,
@@ -453,11 +575,13 @@ Expected<LaunchPlan> Kernel::launch(Stream &S, const std::vector<Arg> &Args,
     return Error(ErrorCode::InvalidArgument,
                  "launch: the stream belongs to another device than the "
                  "module");
-  size_t Position;
-  Expected<LaunchPlan> Plan = Planner(*M, Index).plan(Args, Options, Position);
+  size_t Position, Slot;
+  Expected<LaunchPlan> Plan =
+      Planner(*M, Index).plan(Args, Options, Position, Slot);
   if (!Plan || Plan->programs() == 0)
     return Plan;
-  Expected<LoadedImage *> Image = M->loadVariant(Index, unsigned(Position));
+  Expected<LoadedImage *> Image =
+      M->loadImage(Index, unsigned(Position), Slot);
   if (!Image)
     return Image.takeError();
   std::vector<void *> Pointers;

@@ -29,6 +29,21 @@ std::string hostArch() {
 #endif
 }
 
+/// The images every variant gets.
+static std::vector<TestImage> imagesOf(const BundleSpec &Spec) {
+  if (!Spec.Images.empty())
+    return Spec.Images;
+  TestImage I;
+  I.Triple = Spec.Triple;
+  I.Arch = Spec.Arch;
+  I.Bytes = Spec.ImageBytes;
+  return {I};
+}
+
+static std::string entryOf(const TestImage &I, const TestKernel &K, size_t V) {
+  return I.Entry.empty() ? K.Name + "_v" + std::to_string(V) : I.Entry;
+}
+
 json manifestJson(const BundleSpec &Spec) {
   json Kernels = json::array();
   for (const TestKernel &K : Spec.Kernels) {
@@ -46,15 +61,25 @@ json manifestJson(const BundleSpec &Spec) {
       json Const = json::object();
       for (size_t C = 0; C < K.ConstParams.size(); ++C)
         Const[K.ConstParams[C]] = K.Variants[V][C];
-      json Image = {{"target", Spec.Triple.find("-linux") != std::string::npos
-                                    ? "host"
-                                    : Spec.Arch},
-                    {"triple", Spec.Triple},
-                    {"arch", Spec.Arch},
-                    {"entry", K.Name + "_v" + std::to_string(V)},
-                    {"resources", json::object()}};
+      json Images = json::array();
+      for (const TestImage &I : imagesOf(Spec)) {
+        std::string Target = I.Target;
+        if (Target.empty())
+          Target = I.Triple.find("-linux") != std::string::npos ? "host"
+                                                                 : I.Arch;
+        json Image = {{"target", Target},
+                      {"triple", I.Triple},
+                      {"arch", I.Arch},
+                      {"entry", entryOf(I, K, V)},
+                      {"resources", I.Resources}};
+        if (!I.Requires.is_null())
+          Image["requires"] = I.Requires;
+        if (!I.Assumes.is_null())
+          Image["assumes"] = I.Assumes;
+        Images.push_back(Image);
+      }
       Variants.push_back(
-          {{"index", V}, {"const", Const}, {"images", json::array({Image})}});
+          {{"index", V}, {"const", Const}, {"images", Images}});
     }
     Kernels.push_back({{"name", K.Name},
                        {"params", Params},
@@ -94,18 +119,18 @@ std::string buildBundle(const BundleSpec &Spec, const std::string *Manifest) {
       {{"kiln.format", "kiln-bundle"},
        {"kiln.format-version", Spec.FormatVersion}},
       Json);
-  const std::string &Bytes =
-      Spec.ImageBytes.empty() ? testKernelsBytes() : Spec.ImageBytes;
+  std::vector<TestImage> Images = imagesOf(Spec);
   for (const TestKernel &K : Spec.Kernels)
     for (size_t V = 0; V < K.Variants.size(); ++V)
-      Out += offloadBinary(llvm::object::IMG_Object, llvm::object::OFK_None,
-                           {{"arch", Spec.Arch},
-                            {"kiln.entry", K.Name + "_v" + std::to_string(V)},
-                            {"kiln.format-version", Spec.FormatVersion},
-                            {"kiln.kernel", K.Name},
-                            {"kiln.variant", std::to_string(V)},
-                            {"triple", Spec.Triple}},
-                           Bytes);
+      for (const TestImage &I : Images)
+        Out += offloadBinary(I.ImageKind, I.OffloadKind,
+                             {{"arch", I.Arch},
+                              {"kiln.entry", entryOf(I, K, V)},
+                              {"kiln.format-version", Spec.FormatVersion},
+                              {"kiln.kernel", K.Name},
+                              {"kiln.variant", std::to_string(V)},
+                              {"triple", I.Triple}},
+                             I.Bytes.empty() ? testKernelsBytes() : I.Bytes);
   return Out;
 }
 

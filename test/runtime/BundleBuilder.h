@@ -41,11 +41,31 @@ struct TestKernel {
 std::string hostTriple();
 std::string hostArch();
 
+/// One code object that every variant gets (BundleSpec::Images).
+struct TestImage {
+  std::string Triple = hostTriple();
+  std::string Arch = hostArch();
+  /// The manifest's target; "" gives "host" for host triples, else Arch.
+  std::string Target;
+  uint16_t ImageKind = 1;   ///< llvm::object::IMG_Object
+  uint16_t OffloadKind = 0; ///< llvm::object::OFK_None
+  /// The code object ("" gives the test kernels).
+  std::string Bytes;
+  /// The entry; "" gives "<kernel>_v<index>".
+  std::string Entry;
+  nlohmann::json Resources = nlohmann::json::object();
+  nlohmann::json Requires; ///< null: no "requires"
+  nlohmann::json Assumes;  ///< null: no "assumes"
+};
+
 struct BundleSpec {
   BundleSpec(std::vector<TestKernel> Kernels = {})
       : Kernels(std::move(Kernels)) {}
 
   std::vector<TestKernel> Kernels;
+  /// The images of every variant, in manifest order; when empty, one image
+  /// made of ImageBytes, Triple and Arch.
+  std::vector<TestImage> Images;
   /// The code object of every image (default: the test kernels).
   std::string ImageBytes;
   std::string Triple = hostTriple();

@@ -4,7 +4,9 @@
 //
 //   kiln-runtime-testgen bundle KIND OUT
 //       KIND: basic (vadd, tag, bcopy, scale, printer, trapper, scalars),
-//       tiny (the same with 4-byte fake code objects), gpu-only, format2, container2, truncated, corrupt-json
+//       tiny (the same with 4-byte fake code objects), gpu-only, format2, container2, truncated, corrupt-json,
+//       cuda (vadd and trapper for the fake CUDA driver, FakeCuda.h),
+//       cuda-garbage (the same with code objects the driver refuses)
 //   kiln-runtime-testgen npy OUT DESCR SHAPE VALUES [--fortran]
 //       writes a .npy file with DESCR ('<f4', '>f4', '|u1', ...) verbatim,
 //       SHAPE like 2,3 (or "" for a 0-d array), VALUES comma-separated
@@ -57,6 +59,26 @@ int bundle(const std::string &Kind, const std::string &Out) {
     // Small fake code objects: a seed for the bundle fuzzer.
     Spec.ImageBytes = "\x7f" "ELF";
     Bytes = buildBundle(Spec);
+  } else if (Kind == "cuda" || Kind == "cuda-garbage") {
+    // Code objects for the fake CUDA driver (FakeCuda.h): vadd adds,
+    // trapper traps; 256 threads per block.
+    BundleSpec Cuda{{vaddKernel(), trapperKernel()}};
+    TestImage I;
+    I.Triple = "nvptx64-nvidia-cuda";
+    I.Arch = I.Target = "sm_90";
+    I.ImageKind = 3;   // IMG_Cubin
+    I.OffloadKind = 2; // OFK_Cuda
+    I.Bytes = Kind == "cuda-garbage"
+                  ? std::string("garbage, not a cubin")
+                  : std::string("KILNFAKE\n"
+                                "vadd_v0 params=4 action=vadd\n"
+                                "vadd_v1 params=4 action=vadd\n"
+                                "vadd_v2 params=4 action=vadd\n"
+                                "trapper_v0 params=3 action=trap\n"
+                                "END\n");
+    I.Resources = {{"threads", 256}, {"shared_bytes", 0}};
+    Cuda.Images = {I};
+    Bytes = buildBundle(Cuda);
   } else if (Kind == "gpu-only") {
     Spec.Triple = "nvptx64-nvidia-cuda";
     Spec.Arch = "sm_90a";

@@ -186,6 +186,57 @@ TEST(BundleTest, WriterRejectsInconsistentContents) {
   EXPECT_EQ(error(b), "cannot write bundle: kernel 'zeta' has two variants 0");
 }
 
+TEST(BundleTest, RequiresAndAssumes) {
+  auto error = [](const Bundle &b) {
+    auto bytes = writeBundle(b);
+    return bytes ? std::string() : llvm::toString(bytes.takeError());
+  };
+  // "requires" and "assumes" are written when they say something; a
+  // target may have a generic image and a fast one with assumptions,
+  // listed after the target name by their assumptions.
+  Bundle b = makeBundle();
+  for (Image &image : b.images)
+    image.requiresJson = image.target == "host"
+                             ? R"({"features": ["sse2"], "cpu": "x86-64-v2"})"
+                             : "{}";
+  Image fast = b.images[0]; // alpha, variant 0, sm_90a
+  ASSERT_EQ(fast.target, "sm_90a");
+  fast.assumesJson = R"({"div16": ["n"], "align16": ["x"]})";
+  fast.bytes = "fast";
+  b.images.push_back(fast);
+  auto file = read(write(b));
+  ASSERT_TRUE(bool(file)) << llvm::toString(file.takeError());
+  const std::string &json = file->manifestJson;
+  EXPECT_NE(json.find(R"("requires":{"cpu":"x86-64-v2","features":["sse2"]})"),
+            std::string::npos);
+  EXPECT_EQ(json.find(R"("requires":{})"), std::string::npos);
+  EXPECT_EQ(json.find(R"("assumes":{})"), std::string::npos);
+  size_t fastAt = json.find(R"("assumes":{"align16":["x"],"div16":["n"]})");
+  ASSERT_NE(fastAt, std::string::npos);
+  ASSERT_EQ(file->bundle.images.size(), 9u);
+  // alpha is the second kernel: images 4.. are alpha's; variant 0 has
+  // host, then sm_90a with assumptions, then the generic sm_90a.
+  EXPECT_EQ(file->bundle.images[5].target, "sm_90a");
+  EXPECT_EQ(file->bundle.images[5].bytes, "fast");
+  EXPECT_EQ(file->bundle.images[6].target, "sm_90a");
+  EXPECT_NE(file->bundle.images[6].bytes, "fast");
+
+  b.images.push_back(fast);
+  EXPECT_EQ(error(b), "cannot write bundle: two images of variant 0 of kernel "
+                      "'alpha' for target 'sm_90a' with the same "
+                      "assumptions");
+  b = makeBundle();
+  b.images[0].assumesJson = "[]";
+  EXPECT_EQ(error(b), "cannot write bundle: the assumptions of variant 0 of "
+                      "kernel 'alpha' for target 'sm_90a' are not a JSON "
+                      "object");
+  b = makeBundle();
+  b.images[0].requiresJson = "not json";
+  EXPECT_EQ(error(b), "cannot write bundle: the requirements of variant 0 of "
+                      "kernel 'alpha' for target 'sm_90a' are not a JSON "
+                      "object");
+}
+
 TEST(BundleTest, EveryTruncationIsAnError) {
   std::string bytes = write(makeBundle());
   for (size_t n = 0; n < bytes.size(); ++n) {

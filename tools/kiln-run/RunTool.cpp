@@ -56,7 +56,9 @@ USAGE:
 
 OPTIONS:
   --kernel NAME         the kernel to run
-  --device DEVICE       auto (default), host, cuda[:N] or hip[:N]
+  --device DEVICE       auto (default: CUDA device 0 if there is one and the
+                        bundle has code for it, else the host), host,
+                        cuda[:N] or hip[:N]
   --config P=V,...      run the variant with these const param values
   --out-dir DIR         where to write the outputs (default: .)
   --help, --version
@@ -249,14 +251,36 @@ bool sameFile(const std::string &A, const std::string &B) {
          SA.st_dev == SB.st_dev && SA.st_ino == SB.st_ino;
 }
 
+Expected<Module> loadBundle(Device &Dev, const Options &O) {
+  return O.BundleBytes ? Dev.loadModuleMemory(O.BundleBytes->data(),
+                                              O.BundleBytes->size(), O.Bundle)
+                       : Dev.loadModuleFile(O.Bundle);
+}
+
+/// True if `--device auto` chose a GPU for which the bundle, or the kernel,
+/// has no code object: the host may have one.
+bool gpuHasNoImage(const Options &O, const Device &Dev,
+                   const Expected<Module> &Mod) {
+  if ((!O.Device.empty() && O.Device != "auto") ||
+      Dev.kind() == DeviceKind::Host)
+    return false;
+  if (!Mod)
+    return Mod.error().code() == ErrorCode::NoImage;
+  Expected<Kernel> K = Mod->kernel(O.Kernel);
+  return !K && K.error().code() == ErrorCode::NoImage;
+}
+
 int run(const Options &O) {
   Expected<Device> Dev = Device::open(O.Device);
   if (!Dev)
     return report(Dev.error());
-  Expected<Module> Mod =
-      O.BundleBytes ? Dev->loadModuleMemory(O.BundleBytes->data(),
-                                            O.BundleBytes->size(), O.Bundle)
-                    : Dev->loadModuleFile(O.Bundle);
+  Expected<Module> Mod = loadBundle(*Dev, O);
+  if (gpuHasNoImage(O, *Dev, Mod)) {
+    Dev = Device::open("host");
+    if (!Dev)
+      return report(Dev.error());
+    Mod = loadBundle(*Dev, O);
+  }
   if (!Mod)
     return report(Mod.error());
   Expected<Kernel> K = Mod->kernel(O.Kernel);
@@ -378,7 +402,7 @@ int run(const Options &O) {
   if (!Planned)
     return report(Planned.error());
   if (Planned->programs() != 0)
-    if (Error E = K->load(Planned->Variant))
+    if (Error E = K->load(*Planned))
       return report(E);
   if (Error E = S->record(*Start))
     return report(E);

@@ -447,6 +447,8 @@ std::optional<int> compileVariant(mlir::ModuleOp variantModule,
   image.imageKind = object->imageKind;
   image.offloadKind = object->offloadKind;
   image.resourcesJson = object->resourcesJson;
+  image.requiresJson = object->requiresJson;
+  image.assumesJson = object->assumesJson;
   image.bytes = std::move(object->bytes);
   return std::nullopt;
 }

@@ -203,8 +203,34 @@ struct ParamInfo {
   int64_t Align = 0; ///< @align(N), 0 when absent
 };
 
+/// What a device must have to run an image: the manifest's "requires"
+/// (docs/bundle.md). Keys the manifest leaves out keep their defaults.
+struct ImageRequirements {
+  bool Present = false; ///< the manifest has a "requires" object
+  /// Host: the CPU the image was compiled for ("znver4", "x86-64-v3").
+  std::string Cpu;
+  /// Host: LLVM's names of the CPU features it needs ("avx2", "fma").
+  std::vector<std::string> Features;
+  /// NVIDIA: the compute capability x 10 (90 for sm_90 and sm_90a); 0 when
+  /// absent (the arch string says it then).
+  unsigned Sm = 0;
+  /// NVIDIA: an arch-specific image ("sm_90a") runs only on exactly Sm.
+  bool ArchSpecific = false;
+  /// NVIDIA PTX: the PTX ISA version x 10 (8.0 -> 80); 0 when absent.
+  unsigned PtxIsa = 0;
+};
+
+/// What an image assumes of the arguments beyond the kernel's declared
+/// promises: the manifest's "assumes". A launch uses the image only when
+/// every assumption holds for its arguments.
+struct ImageAssumptions {
+  std::vector<std::string> Align16; ///< pointer params 16-byte aligned
+  std::vector<std::string> Div16;   ///< integer params divisible by 16
+  size_t count() const { return Align16.size() + Div16.size(); }
+};
+
 struct ImageInfo {
-  std::string Target; ///< "host", "nvptx", "amdgpu" (the manifest's word)
+  std::string Target; ///< "host", "native", "sm_90a": the --targets name
   std::string Triple;
   std::string Arch;
   std::string Entry;
@@ -213,6 +239,8 @@ struct ImageInfo {
   uint64_t Offset = 0;      ///< of the code object in the bundle's bytes
   uint64_t Size = 0;
   std::string Resources;    ///< the manifest's "resources" object, as JSON
+  ImageRequirements Requires;
+  ImageAssumptions Assumes;
 };
 
 struct VariantInfo {
@@ -283,6 +311,24 @@ private:
 
 enum class DeviceKind { Host, Cuda, Hip };
 
+/// What a device is and has (Device::properties()); 0 where unknown.
+struct DeviceProperties {
+  DeviceKind Kind = DeviceKind::Host;
+  /// "NVIDIA H100 80GB HBM3"; the host: "host".
+  std::string Model;
+  /// "sm_90"; the host: the best arch name it runs ("znver3", "generic").
+  std::string Arch;
+  unsigned ComputeUnits = 0;       ///< SMs; the host: worker threads
+  uint64_t MemoryBytes = 0;        ///< device memory; host: physical memory
+  uint64_t MaxSharedBytesPerBlock = 0; ///< CUDA: the opt-in maximum
+  unsigned MaxThreadsPerBlock = 0; ///< CUDA
+  uint64_t MemoryClockKHz = 0;     ///< CUDA: peak memory clock
+  unsigned MemoryBusBits = 0;      ///< CUDA: memory bus width
+  /// CUDA: 2 x memory clock x bus width / 8, in GB/s (10^9 bytes).
+  double PeakBandwidthGBs = 0;
+  int DriverVersion = 0; ///< CUDA: cuDriverGetVersion (12040 for 12.4)
+};
+
 class Device;
 
 /// Device memory, freed when the Buffer is destroyed.
@@ -295,7 +341,8 @@ public:
   Buffer &operator=(const Buffer &) = delete;
   ~Buffer();
 
-  /// The device address (for the host device, a host address).
+  /// The device address (for the host device, a host address). On a GPU
+  /// it must not be dereferenced on the host: move data with a Stream.
   void *data() const { return Ptr; }
   size_t size() const { return Size; }
   const void *deviceTag() const { return Dev.get(); }
@@ -368,18 +415,22 @@ class Module;
 /// Receives one line of kernel `print` output (without the newline).
 using PrintHandler = std::function<void(const std::string &Line)>;
 
-/// A device: "host", and (with the GPU drivers) "cuda[:N]", "hip[:N]".
+/// A device: "host", "cuda[:N]" (through the CUDA driver, libcuda.so.1),
+/// and later "hip[:N]".
 class Device {
 public:
-  /// Opens a device. `Spec` is "auto" (a GPU if one is usable, else the
-  /// host), "host", "cuda", "cuda:N", "hip" or "hip:N".
+  /// Opens a device. `Spec` is "auto" (CUDA device 0 if a driver and a
+  /// device are there, else the host), "host", "cuda", "cuda:N", "hip" or
+  /// "hip:N".
   static Expected<Device> open(std::string_view Spec = "auto");
 
   DeviceKind kind() const;
   /// "host", "cuda:0".
   std::string name() const;
-  /// "host (16 threads)".
+  /// "host (16 threads)", "cuda:0 (NVIDIA H100 80GB HBM3, sm_90, 132 SMs,
+  /// 79.1 GiB, CUDA 12.4)".
   std::string description() const;
+  DeviceProperties properties() const;
 
   Expected<Buffer> allocate(size_t Bytes);
   Expected<Stream> createStream();
@@ -425,6 +476,10 @@ parseConfig(std::string_view Text);
 /// What a launch does (or did): the variant and the evaluated grid.
 struct LaunchPlan {
   unsigned Variant = 0;
+  /// The code object that runs: an index into the variant's
+  /// VariantInfo::Images (the best one this device runs whose assumptions
+  /// hold for the arguments).
+  unsigned Image = 0;
   std::string VariantName; ///< "softmax_v3"
   std::string Config;      ///< "BLOCK=1024, warps=4, stages=2"
   int64_t Grid[3] = {1, 1, 1};
@@ -443,9 +498,12 @@ public:
   /// without launching.
   Expected<LaunchPlan> plan(const std::vector<Arg> &Args,
                             const LaunchOptions &Options = {}) const;
-  /// Loads the code object of the variant with this index now, so that
-  /// the first launch of it (which would load it) is not slowed down.
+  /// Loads the code objects of the variant with this index that this
+  /// device runs now, so that a first launch of it (which would load the
+  /// one it needs) is not slowed down.
   Error load(unsigned Variant) const;
+  /// Loads the one code object that `Plan` (from plan()) runs.
+  Error load(const LaunchPlan &Plan) const;
   /// plan() and then launches on `S` (nothing runs if a grid axis is 0).
   Expected<LaunchPlan> launch(Stream &S, const std::vector<Arg> &Args,
                               const LaunchOptions &Options = {}) const;

@@ -63,7 +63,8 @@ const char *kiln_status_name(kiln_status status);
 
 /*--- Devices ---------------------------------------------------------------*/
 
-/* spec: "auto", "host", "cuda[:N]", "hip[:N]" (NULL means "auto"). */
+/* spec: "auto" (CUDA device 0 if there is one, else the host), "host",
+ * "cuda[:N]", "hip[:N]" (NULL means "auto"). */
 kiln_status kiln_device_open(const char *spec, kiln_device **out);
 void kiln_device_close(kiln_device *device);
 /* "host", "cuda:0". */
@@ -81,7 +82,8 @@ kiln_status kiln_device_set_print_callback(
 kiln_status kiln_buffer_alloc(kiln_device *device, size_t bytes,
                               kiln_buffer **out);
 void kiln_buffer_free(kiln_buffer *buffer);
-/* The device address (for the host device, a host address). */
+/* The device address (for the host device, a host address). A GPU address
+ * must not be dereferenced on the host: use kiln_copy_to_host. */
 void *kiln_buffer_pointer(const kiln_buffer *buffer);
 size_t kiln_buffer_size(const kiln_buffer *buffer);
 

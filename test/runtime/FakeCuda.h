@@ -1,0 +1,65 @@
+/*===- FakeCuda.h - The test double of the CUDA driver --------------------===*
+ *
+ * libfakecuda.so (FakeCuda.cpp) exports the CUDA driver entry points that
+ * the runtime's CUDA device uses, so that the device can be tested without
+ * a GPU: point KILN_CUDA_DRIVER at it. Its behaviour comes from the
+ * environment, read at every call:
+ *
+ *   KILN_FAKE_CUDA          nodevice (cuInit fails with CUDA_ERROR_NO_DEVICE),
+ *                           one (default: one "Kiln Fake GPU", sm_90),
+ *                           two (a second one, sm_86)
+ *   KILN_FAKE_CUDA_DRIVER_VERSION   cuDriverGetVersion (default 12040)
+ *   KILN_FAKE_CUDA_LOG      a file to which every launch appends a line:
+ *                           "launch F grid=X,Y,Z block=X,Y,Z shared=N"
+ *
+ * Memory is malloc'ed host memory, so copies and fills round-trip; every
+ * call that needs a context fails with CUDA_ERROR_INVALID_CONTEXT unless
+ * one is current, and device pointers must lie in a live allocation.
+ *
+ * A code object is accepted if it starts with "KILNFAKE": then lines
+ * "NAME [params=N] [action=vadd|trap|fail] [maxthreads=N]", up to a line
+ * "END", declare its functions. Anything else is refused with
+ * CUDA_ERROR_INVALID_PTX and a JIT error log. A launch records its
+ * function, grid, block, shared memory and the first 8 bytes of each of
+ * its N params; action vadd computes z[i] = x[i] + y[i] (f32) for params
+ * (x, y, z, n); trap makes the next synchronization fail with
+ * CUDA_ERROR_ASSERT (until the primary context is released); fail makes
+ * the launch itself fail with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES.
+ *===----------------------------------------------------------------------===*/
+#ifndef KILN_TEST_RUNTIME_FAKECUDA_H
+#define KILN_TEST_RUNTIME_FAKECUDA_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct KilnFakeLaunch {
+  char Function[128];
+  unsigned Grid[3];
+  unsigned Block[3];
+  unsigned SharedBytes;
+  /// The function's CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES.
+  int MaxDynamicShared;
+  unsigned NumParams;
+  unsigned long long Params[16];
+};
+
+/* Test hooks (found with dlsym). */
+typedef int (*KilnFakeLastLaunchFn)(struct KilnFakeLaunch *Out);
+typedef int (*KilnFakeLaunchCountFn)(void);
+typedef void (*KilnFakeLiveFn)(int *Allocations, int *Streams, int *Events,
+                               int *Modules, int *Contexts);
+
+/* The last launch; 0 if there was none. */
+int kiln_fake_cuda_last_launch(struct KilnFakeLaunch *Out);
+/* Launches so far. */
+int kiln_fake_cuda_launch_count(void);
+/* Live objects: allocations, streams, events, modules, retained contexts. */
+void kiln_fake_cuda_live(int *Allocations, int *Streams, int *Events,
+                         int *Modules, int *Contexts);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_TEST_RUNTIME_FAKECUDA_H */
