@@ -11,6 +11,7 @@
 
 #include "codegen/nvptx/NVPTXPasses.h"
 #include "codegen/nvptx/NVPTXTargets.h"
+#include "compiler/Dialect/KilnDialect.h"
 #include "compiler/GPU/IR/KilnGPUDialect.h"
 #include "compiler/GPU/TargetDesc.h"
 #include "compiler/Target/TargetBackend.h"
@@ -54,10 +55,29 @@ struct TempFile {
   }
 };
 
-/// What `ptxas -v` says of one kernel.
+/// What `ptxas -v` says of one kernel, and the cubin it wrote.
 struct PtxasReport {
   int64_t registers = -1, spillStores = 0, spillLoads = 0, stack = 0;
+  std::string cubin;
 };
+
+/// "sm_90a" -> 90; "sm_100" -> 100.
+int64_t smNumber(llvm::StringRef arch) {
+  int64_t n = 0;
+  arch.drop_front(3).take_while(llvm::isDigit).getAsInteger(10, n);
+  return n;
+}
+
+/// The ISA of `.version 8.0` in PTX text, times ten (80); 0 if absent.
+int64_t ptxIsa(llvm::StringRef ptx) {
+  llvm::SmallVector<llvm::StringRef> m;
+  if (!llvm::Regex("\\.version ([0-9]+)\\.([0-9]+)").match(ptx, &m))
+    return 0;
+  int64_t major = 0, minor = 0;
+  m[1].getAsInteger(10, major);
+  m[2].getAsInteger(10, minor);
+  return major * 10 + minor;
+}
 
 PtxasReport parsePtxasReport(llvm::StringRef text) {
   PtxasReport r;
@@ -86,6 +106,87 @@ public:
   llvm::Expected<kiln::CodeObject> compile(ModuleOp variant,
                                            llvm::StringRef arch,
                                            llvm::StringRef entry) override {
+    llvm::Expected<std::vector<kiln::CodeObject>> objects =
+        compileOne(variant, arch, entry);
+    if (!objects)
+      return objects.takeError();
+    return std::move(objects->front());
+  }
+
+  /// The PTX (and the cubin when ptxas is there) of the variant, then the
+  /// same for the fast path: every pointer parameter without `@align`
+  /// assumed 16-byte aligned and every integer parameter without `@div`
+  /// assumed a multiple of 16, as Triton specializes at launch. The fast
+  /// path is dropped when it compiles to the same PTX.
+  llvm::Expected<std::vector<kiln::CodeObject>>
+  compileImages(ModuleOp variant, llvm::StringRef arch,
+                llvm::StringRef entry) override {
+    llvm::Expected<std::vector<kiln::CodeObject>> objects =
+        compileOne(variant, arch, entry);
+    if (!objects)
+      return objects.takeError();
+    OwningOpRef<ModuleOp> fast(cast<ModuleOp>(variant->clone()));
+    std::string assumes = addFastPathAssumptions(*fast);
+    if (assumes.empty())
+      return objects;
+    std::string fastEntry = (entry + "_a16").str();
+    llvm::Expected<std::vector<kiln::CodeObject>> fastObjects =
+        compileOne(*fast, arch, fastEntry);
+    if (!fastObjects)
+      return fastObjects.takeError();
+    // Same code but for the name: the assumptions bought nothing.
+    std::string renamed = fastObjects->front().bytes;
+    for (size_t pos = 0;
+         (pos = renamed.find(fastEntry, pos)) != std::string::npos;)
+      renamed.replace(pos, fastEntry.size(), entry.str());
+    if (renamed == objects->front().bytes)
+      return objects;
+    for (kiln::CodeObject &o : *fastObjects) {
+      o.assumesJson = assumes;
+      objects->push_back(std::move(o));
+    }
+    return objects;
+  }
+
+private:
+  /// Marks the kernel's unannotated pointer parameters `kiln.align = 16`
+  /// and integer parameters (32 and 64 bits) `kiln.div = 16`; returns the
+  /// `assumes` JSON naming them, or "" when every parameter has a promise.
+  static std::string addFastPathAssumptions(ModuleOp module) {
+    nlohmann::json align = nlohmann::json::array(),
+                   div = nlohmann::json::array();
+    module.walk([&](func::FuncOp fn) {
+      if (!fn->hasAttr("kiln.kernel"))
+        return;
+      Builder b(fn.getContext());
+      for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+        auto name = fn.getArgAttrOfType<StringAttr>(i, "kiln.name");
+        if (!name)
+          continue;
+        Type t = fn.getArgumentTypes()[i];
+        if (isa<kiln::PointerType>(t) && !fn.getArgAttr(i, "kiln.align")) {
+          fn.setArgAttr(i, "kiln.align", b.getI64IntegerAttr(16));
+          align.push_back(name.getValue().str());
+        } else if (t.isSignlessInteger() && t.getIntOrFloatBitWidth() >= 32 &&
+                   !fn.getArgAttr(i, "kiln.div")) {
+          fn.setArgAttr(i, "kiln.div", b.getI64IntegerAttr(16));
+          div.push_back(name.getValue().str());
+        }
+      }
+    });
+    if (align.empty() && div.empty())
+      return "";
+    nlohmann::json j = nlohmann::json::object();
+    if (!align.empty())
+      j["align16"] = align;
+    if (!div.empty())
+      j["div16"] = div;
+    return j.dump();
+  }
+
+  /// One PTX image (and a cubin when ptxas is found) for `entry`.
+  llvm::Expected<std::vector<kiln::CodeObject>>
+  compileOne(ModuleOp variant, llvm::StringRef arch, llvm::StringRef entry) {
     MLIRContext *ctx = variant.getContext();
     DialectRegistry registry;
     kiln::nvptx::registerNVPTXDialects(registry);
@@ -121,12 +222,15 @@ public:
     if (!ptx)
       return ptx.takeError();
 
+    bool archSpecific = arch.ends_with("a");
     nlohmann::json resources = {{"threads", warps * 32},
                                 {"shared_bytes", sharedBytes}};
+    std::optional<PtxasReport> report;
     if (std::optional<std::string> ptxas = findPtxas()) {
-      llvm::Expected<PtxasReport> report = runPtxas(*ptxas, *ptx, arch);
-      if (!report)
-        return report.takeError();
+      llvm::Expected<PtxasReport> r = runPtxas(*ptxas, *ptx, arch);
+      if (!r)
+        return r.takeError();
+      report = std::move(*r);
       resources["registers"] = report->registers;
       resources["spill_store_bytes"] = report->spillStores;
       resources["spill_load_bytes"] = report->spillLoads;
@@ -136,18 +240,31 @@ public:
       resources["source"] = "llvm";
     }
 
+    std::vector<kiln::CodeObject> objects;
     kiln::CodeObject object;
     object.triple = kTriple;
     object.arch = arch.str();
     object.entry = entry.str();
     object.imageKind = llvm::object::IMG_PTX;
     object.offloadKind = llvm::object::OFK_Cuda;
+    object.requiresJson = nlohmann::json{{"sm", smNumber(arch)},
+                                         {"arch_specific", archSpecific},
+                                         {"ptx_isa", ptxIsa(*ptx)}}
+                              .dump();
     object.bytes = std::move(*ptx);
     object.resourcesJson = resources.dump();
-    return object;
+    objects.push_back(object);
+    if (report && !report->cubin.empty()) {
+      object.imageKind = llvm::object::IMG_Cubin;
+      object.requiresJson =
+          nlohmann::json{{"sm", smNumber(arch)}, {"arch_specific", archSpecific}}
+              .dump();
+      object.bytes = std::move(report->cubin);
+      objects.push_back(std::move(object));
+    }
+    return objects;
   }
 
-private:
   llvm::Expected<std::string> emitPTX(ModuleOp module, llvm::StringRef arch,
                                       llvm::StringRef entry) {
     static bool initialized = [] {
@@ -245,7 +362,14 @@ private:
     if (rc != 0)
       return makeError(ptxas + " rejected the PTX for " + arch + ": " +
                        (output.empty() ? execError : output));
-    return parsePtxasReport(output);
+    PtxasReport report = parsePtxasReport(output);
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> cubin =
+        llvm::MemoryBuffer::getFile(out.path, /*IsText=*/false);
+    if (!cubin)
+      return makeError("cannot read the cubin ptxas wrote: " +
+                       cubin.getError().message());
+    report.cubin = (*cubin)->getBuffer().str();
+    return report;
   }
 };
 

@@ -83,8 +83,10 @@ llvm::Expected<std::string> bundle::writeBundle(const Bundle &bundle) {
                             llvm::Twine(variant.index));
   }
   // A variant may have several images for one target when their
-  // assumptions differ (a generic one and fast paths).
-  using Place = std::tuple<size_t, int64_t, std::string, std::string>;
+  // assumptions (a generic one and fast paths) or kinds (PTX and cubin)
+  // differ.
+  using Place =
+      std::tuple<size_t, int64_t, std::string, std::string, uint16_t>;
   std::map<Place, const Image *> placed;
   for (const Image &image : bundle.images) {
     auto k = kernelPos.find(image.kernel);
@@ -109,10 +111,10 @@ llvm::Expected<std::string> bundle::writeBundle(const Bundle &bundle) {
         assumes.dump(-1, ' ', false, Json::error_handler_t::replace);
     if (!placed
              .emplace(Place{k->second, image.variant, image.target,
-                            assumesKey},
+                            assumesKey, image.imageKind},
                       &image)
              .second)
-      return inconsistent("two images of variant " +
+      return inconsistent("two images of one kind of variant " +
                           llvm::Twine(image.variant) + " of kernel '" +
                           image.kernel + "' for target '" + image.target + "'" +
                           (assumes.empty() ? "" : " with the same assumptions"));
@@ -133,7 +135,7 @@ llvm::Expected<std::string> bundle::writeBundle(const Bundle &bundle) {
       for (auto &[name, value] : variant.constValues)
         constValues[name] = value;
       Json images = Json::array();
-      for (auto it = placed.lower_bound(Place{k, index, "", ""});
+      for (auto it = placed.lower_bound(Place{k, index, "", "", 0});
            it != placed.end() && std::get<0>(it->first) == k &&
            std::get<1>(it->first) == index;
            ++it) {

@@ -17,7 +17,9 @@ def TileGPUTestAxisInfo : Pass<"tile-gpu-test-axis-info", "mlir::func::FuncOp"> 
     Runs the axis analysis (compiler/GPU/AxisInfo.h) over a specialized
     kernel and attaches its result to every op that defines a tile or an
     integer/pointer scalar as remarks, for lit tests:
-    `contiguity = [..], divisibility = [..], constancy = [..]`.
+    `contiguity = [..], divisibility = [..], constancy = [..]`. Loads and
+    stores through tiles of pointers also get the elements one access may
+    cover per dimension: `vectorizable = [..]`.
   }];
 }
 

@@ -8,7 +8,12 @@
 // followed by `, constant = N` when every element is N. On an op with
 // several results each remark starts with `result #i: `; the arguments of
 // an op's regions (a function's parameters, an scf.for's induction variable
-// and iter_args) are reported on the op as `argument #i: `.
+// and iter_args) are reported on the op as `argument #i: `. A load or a
+// store through a tile of pointers also gets the number of elements that
+// one access may cover along each dimension (getVectorizableElements, with
+// its mask):
+//
+//   vectorizable = [1, 8]
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +22,7 @@
 
 #include "compiler/Dialect/KilnDialect.h"
 
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/InterleavedRange.h"
 
 namespace kiln::gpu {
@@ -35,6 +41,16 @@ bool isReported(Type type) {
   if (auto tile = dyn_cast<RankedTensorType>(type))
     type = tile.getElementType();
   return isa<IntegerType, IndexType, PointerType>(type);
+}
+
+/// The pointers and the mask of a load or store.
+std::optional<std::pair<Value, Value>> getAccess(Operation *op) {
+  using R = std::optional<std::pair<Value, Value>>;
+  return llvm::TypeSwitch<Operation *, R>(op)
+      .Case<LoadOp, StoreOp>([](auto access) -> R {
+        return std::make_pair(access.getPtr(), access.getMask());
+      })
+      .Default([](Operation *) -> R { return std::nullopt; });
 }
 
 void printFact(InFlightDiagnostic &diag, const AxisInfo &info) {
@@ -70,6 +86,16 @@ struct TestAxisInfoPass
           diag << "result #" << result.getResultNumber() << ": ";
         printFact(diag, analysis.lookup(result));
       }
+      std::optional<std::pair<Value, Value>> access = getAccess(op);
+      if (!access || !isa<RankedTensorType>(access->first.getType()))
+        return;
+      auto [ptr, mask] = *access;
+      SmallVector<int64_t, 3> widths;
+      for (unsigned d = 0; d < cast<RankedTensorType>(ptr.getType()).getRank();
+           ++d)
+        widths.push_back(analysis.getVectorizableElements(ptr, d, mask));
+      op->emitRemark() << "vectorizable = [" << llvm::interleaved(widths)
+                       << "]";
     });
   }
 };

@@ -16,6 +16,17 @@ using namespace kiln;
 
 TargetBackend::~TargetBackend() = default;
 
+llvm::Expected<std::vector<CodeObject>>
+TargetBackend::compileImages(mlir::ModuleOp variant, llvm::StringRef arch,
+                             llvm::StringRef entry) {
+  llvm::Expected<CodeObject> object = compile(variant, arch, entry);
+  if (!object)
+    return object.takeError();
+  std::vector<CodeObject> objects;
+  objects.push_back(std::move(*object));
+  return objects;
+}
+
 static std::vector<std::unique_ptr<TargetBackend>> &registry() {
   static std::vector<std::unique_ptr<TargetBackend>> backends;
   return backends;

@@ -55,6 +55,13 @@ public:
   virtual llvm::Expected<CodeObject> compile(mlir::ModuleOp variant,
                                              llvm::StringRef arch,
                                              llvm::StringRef entry) = 0;
+  /// Every code object of one variant for `arch`: by default the one of
+  /// compile(); a GPU backend adds, e.g., a cubin beside the PTX and a
+  /// fast-path image that assumes 16-byte alignment (its `assumesJson`
+  /// says what), which the runtime picks from the actual arguments.
+  virtual llvm::Expected<std::vector<CodeObject>>
+  compileImages(mlir::ModuleOp variant, llvm::StringRef arch,
+                llvm::StringRef entry);
 };
 
 /// Backends built into this binary (those whose KILN_ENABLE_* option is

@@ -163,7 +163,7 @@ TEST(BundleTest, WriterRejectsInconsistentContents) {
   };
   Bundle b = makeBundle();
   b.images.push_back(b.images[0]);
-  EXPECT_EQ(error(b), "cannot write bundle: two images of variant 0 of kernel "
+  EXPECT_EQ(error(b), "cannot write bundle: two images of one kind of variant 0 of kernel "
                       "'alpha' for target 'sm_90a'");
   b = makeBundle();
   b.images[0].kernel = "beta";
@@ -222,7 +222,7 @@ TEST(BundleTest, RequiresAndAssumes) {
   EXPECT_NE(file->bundle.images[6].bytes, "fast");
 
   b.images.push_back(fast);
-  EXPECT_EQ(error(b), "cannot write bundle: two images of variant 0 of kernel "
+  EXPECT_EQ(error(b), "cannot write bundle: two images of one kind of variant 0 of kernel "
                       "'alpha' for target 'sm_90a' with the same "
                       "assumptions");
   b = makeBundle();

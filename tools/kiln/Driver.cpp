@@ -399,12 +399,13 @@ bundle::KernelSignature signatureOf(const dsl::KernelDecl &kernel,
   return sig;
 }
 
-/// Compiles one variant for one target; returns an exit code on failure.
+/// Compiles one variant for one target into `images` (one or more code
+/// objects); returns an exit code on failure.
 std::optional<int> compileVariant(mlir::ModuleOp variantModule,
                                   const bundle::KernelMetadata &kernel,
                                   const bundle::VariantMetadata &variant,
                                   const ResolvedTarget &target,
-                                  bundle::Image &image) {
+                                  std::vector<bundle::Image> &images) {
   const std::string &name = kernel.signature.name;
   std::string values;
   for (auto &[param, value] : variant.constValues)
@@ -425,10 +426,10 @@ std::optional<int> compileVariant(mlir::ModuleOp variantModule,
   mlir::OwningOpRef<mlir::ModuleOp> copy(
       llvm::cast<mlir::ModuleOp>(variantModule->clone()));
   std::string entry = bundle::variantName(name, variant.index);
-  llvm::Expected<CodeObject> object =
-      target.backend->compile(*copy, target.arch, entry);
-  if (!object) {
-    std::string msg = llvm::toString(object.takeError());
+  llvm::Expected<std::vector<CodeObject>> objects =
+      target.backend->compileImages(*copy, target.arch, entry);
+  if (!objects) {
+    std::string msg = llvm::toString(objects.takeError());
     if (reported) // The diagnostics said what was wrong.
       return kExitUser;
     llvm::errs() << "kiln: error: cannot compile variant " << variant.index
@@ -438,18 +439,22 @@ std::optional<int> compileVariant(mlir::ModuleOp variantModule,
   }
   if (reported)
     return kExitUser;
-  image.kernel = name;
-  image.variant = variant.index;
-  image.target = target.name;
-  image.triple = object->triple;
-  image.arch = object->arch;
-  image.entry = object->entry.empty() ? entry : object->entry;
-  image.imageKind = object->imageKind;
-  image.offloadKind = object->offloadKind;
-  image.resourcesJson = object->resourcesJson;
-  image.requiresJson = object->requiresJson;
-  image.assumesJson = object->assumesJson;
-  image.bytes = std::move(object->bytes);
+  for (CodeObject &object : *objects) {
+    bundle::Image image;
+    image.kernel = name;
+    image.variant = variant.index;
+    image.target = target.name;
+    image.triple = object.triple;
+    image.arch = object.arch;
+    image.entry = object.entry.empty() ? entry : object.entry;
+    image.imageKind = object.imageKind;
+    image.offloadKind = object.offloadKind;
+    image.resourcesJson = object.resourcesJson;
+    image.requiresJson = object.requiresJson;
+    image.assumesJson = object.assumesJson;
+    image.bytes = std::move(object.bytes);
+    images.push_back(std::move(image));
+  }
   return std::nullopt;
 }
 
@@ -480,13 +485,14 @@ int emitBundle(const Options &opts, mlir::ModuleOp specialized,
           specialized, kernel.signature.name, variant.index);
       assert(variantModule && "metadata lists only variants it found");
       for (const ResolvedTarget &target : targets) {
-        bundle::Image image;
+        std::vector<bundle::Image> images;
         if (auto rc =
-                compileVariant(variantModule, kernel, variant, target, image))
+                compileVariant(variantModule, kernel, variant, target, images))
           return *rc;
         if (target.name == kHostTarget && contents.hostCpu.empty())
-          contents.hostCpu = image.arch;
-        contents.images.push_back(std::move(image));
+          contents.hostCpu = images.front().arch;
+        for (bundle::Image &image : images)
+          contents.images.push_back(std::move(image));
       }
     }
   }
