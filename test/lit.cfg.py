@@ -31,5 +31,14 @@ llvm_config.add_tool_substitutions(["kiln", "kiln-opt", "kiln-bundle-test",
 for backend in getattr(config, "kiln_backends", "").split(","):
     if backend:
         config.available_features.add(backend + "-backend")
+# ptxas checks every PTX the NVIDIA backend writes where it is installed
+# (the backend finds it the same way: KILN_PTXAS, PATH, /usr/local/cuda/bin).
+import shutil
+ptxas = os.environ.get("KILN_PTXAS") or shutil.which("ptxas") or (
+    "/usr/local/cuda/bin/ptxas"
+    if os.access("/usr/local/cuda/bin/ptxas", os.X_OK) else None)
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.kiln_tools_dir, append_path=True)

@@ -214,7 +214,117 @@ FailureOr<Value> lowerMma(OpBuilder &b, Location loc, MmaOp op) {
   return Value(vector::FromElementsOp::create(b, loc, cType, out));
 }
 
+/// The LLVM atomic for a kiln atomic kind on `type`.
+LLVM::AtomicBinOp atomicBinOp(StringRef kind, Type type) {
+  bool fp = isa<FloatType>(type);
+  if (kind == "add")
+    return fp ? LLVM::AtomicBinOp::fadd : LLVM::AtomicBinOp::add;
+  if (kind == "max")
+    return fp ? LLVM::AtomicBinOp::fmax : LLVM::AtomicBinOp::max;
+  if (kind == "min")
+    return fp ? LLVM::AtomicBinOp::fmin : LLVM::AtomicBinOp::min;
+  if (kind == "umax")
+    return LLVM::AtomicBinOp::umax;
+  if (kind == "umin")
+    return LLVM::AtomicBinOp::umin;
+  if (kind == "and")
+    return LLVM::AtomicBinOp::_and;
+  if (kind == "or")
+    return LLVM::AtomicBinOp::_or;
+  if (kind == "xor")
+    return LLVM::AtomicBinOp::_xor;
+  return LLVM::AtomicBinOp::xchg;
+}
+
+/// Device-scope acquire-release, as the language's atomics promise.
+constexpr llvm::StringLiteral kDeviceScope = "device";
+
+Value lowerAtomicRMW(OpBuilder &b, Location loc, kiln::gpu::AtomicRMWOp op) {
+  Type type = op.getType();
+  return guarded(
+      b, loc, op.getMask(), type,
+      [&](OpBuilder &bb) -> Value {
+        return LLVM::AtomicRMWOp::create(
+            bb, loc, atomicBinOp(op.getKind(), type),
+            globalPtr(bb, loc, op.getAddr()), op.getVal(),
+            LLVM::AtomicOrdering::acq_rel, kDeviceScope);
+      },
+      [&](OpBuilder &bb) -> Value {
+        return LLVM::ZeroOp::create(bb, loc, type);
+      });
+}
+
+Value lowerAtomicCAS(OpBuilder &b, Location loc, kiln::gpu::AtomicCASOp op) {
+  Type type = op.getType();
+  Type asInt = b.getIntegerType(type.getIntOrFloatBitWidth());
+  auto toInt = [&](Value v) -> Value {
+    return type.isInteger() ? v : LLVM::BitcastOp::create(b, loc, asInt, v);
+  };
+  auto cas = LLVM::AtomicCmpXchgOp::create(
+      b, loc, globalPtr(b, loc, op.getAddr()), toInt(op.getCmp()),
+      toInt(op.getVal()), LLVM::AtomicOrdering::acq_rel,
+      LLVM::AtomicOrdering::acquire, kDeviceScope);
+  Value old = LLVM::ExtractValueOp::create(b, loc, cas, ArrayRef<int64_t>{0});
+  return type.isInteger() ? old : LLVM::BitcastOp::create(b, loc, type, old);
+}
+
+/// kiln_gpu.printf -> vprintf(format, packed arguments): the CUDA driver's
+/// device printf (no library is linked). Floats go as double, small
+/// integers as i32, as C varargs do.
+void lowerPrintf(OpBuilder &b, Location loc, PrintfOp op, ModuleOp module,
+                 unsigned &counter) {
+  MLIRContext *ctx = b.getContext();
+  auto ptrTy = LLVM::LLVMPointerType::get(ctx);
+  // The format as a global string.
+  std::string text = op.getFormat().str();
+  text.push_back('\0');
+  std::string name = "kiln_printf_format_" + std::to_string(counter++);
+  {
+    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
+    auto arrayTy = LLVM::LLVMArrayType::get(mb.getI8Type(), text.size());
+    LLVM::GlobalOp::create(mb, loc, arrayTy, /*isConstant=*/true,
+                           LLVM::Linkage::Internal, name,
+                           mb.getStringAttr(text));
+  }
+  if (!module.lookupSymbol("vprintf")) {
+    OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+    LLVM::LLVMFuncOp::create(
+        mb, loc, "vprintf",
+        LLVM::LLVMFunctionType::get(mb.getI32Type(), {ptrTy, ptrTy}));
+  }
+  Value format = LLVM::AddressOfOp::create(b, loc, ptrTy, name);
+  SmallVector<Value> args;
+  SmallVector<Type> fields;
+  for (Value v : op.getArgs()) {
+    Type t = v.getType();
+    if (isa<FloatType>(t)) {
+      if (!t.isF64())
+        v = LLVM::FPExtOp::create(b, loc, b.getF64Type(), v);
+    } else if (t.getIntOrFloatBitWidth() < 32) {
+      v = LLVM::ZExtOp::create(b, loc, b.getI32Type(), v);
+    }
+    args.push_back(v);
+    fields.push_back(v.getType());
+  }
+  Value packed = LLVM::ZeroOp::create(b, loc, ptrTy);
+  if (!args.empty()) {
+    auto structTy = LLVM::LLVMStructType::getLiteral(ctx, fields);
+    packed = LLVM::AllocaOp::create(
+        b, loc, ptrTy, structTy,
+        LLVM::ConstantOp::create(b, loc, b.getI64Type(), b.getI64IntegerAttr(1)));
+    for (auto [i, v] : llvm::enumerate(args)) {
+      Value field = LLVM::GEPOp::create(
+          b, loc, ptrTy, structTy, packed,
+          ArrayRef<LLVM::GEPArg>{0, int32_t(i)});
+      LLVM::StoreOp::create(b, loc, v, field);
+    }
+  }
+  LLVM::CallOp::create(b, loc, TypeRange{b.getI32Type()}, "vprintf",
+                       ValueRange{format, packed});
+}
+
 LogicalResult lowerPrimitives(ModuleOp module, int32_t threads) {
+  unsigned printfCounter = 0;
   auto result = module.walk([&](Operation *op) -> WalkResult {
     OpBuilder b(op);
     Location loc = op->getLoc();
@@ -296,6 +406,18 @@ LogicalResult lowerPrimitives(ModuleOp module, int32_t threads) {
     } else if (auto shfl = dyn_cast<ShuffleOp>(op)) {
       shfl.replaceAllUsesWith(lowerShuffle(b, loc, shfl));
       shfl.erase();
+    } else if (auto rmw = dyn_cast<kiln::gpu::AtomicRMWOp>(op)) {
+      rmw.replaceAllUsesWith(lowerAtomicRMW(b, loc, rmw));
+      rmw.erase();
+    } else if (auto cas = dyn_cast<kiln::gpu::AtomicCASOp>(op)) {
+      cas.replaceAllUsesWith(lowerAtomicCAS(b, loc, cas));
+      cas.erase();
+    } else if (auto pf = dyn_cast<PrintfOp>(op)) {
+      lowerPrintf(b, loc, pf, module, printfCounter);
+      pf.erase();
+    } else if (isa<TrapOp>(op)) {
+      LLVM::Trap::create(b, loc);
+      op->erase();
     } else if (auto mma = dyn_cast<MmaOp>(op)) {
       FailureOr<Value> v = lowerMma(b, loc, mma);
       if (failed(v))

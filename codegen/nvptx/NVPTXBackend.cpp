@@ -148,6 +148,51 @@ public:
     return objects;
   }
 
+  std::vector<std::string> getStages() const override {
+    return {"gpu", "llvm", "ptx", "cubin"};
+  }
+  bool isBinaryStage(llvm::StringRef stage) const override {
+    return stage == "cubin";
+  }
+
+  llvm::Expected<std::string> emitStage(ModuleOp variant, llvm::StringRef arch,
+                                        llvm::StringRef entry,
+                                        llvm::StringRef stage) override {
+    llvm::Expected<Lowered> lowered = lower(variant, arch, entry, stage == "gpu");
+    if (!lowered)
+      return lowered.takeError();
+    if (stage == "gpu") {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      lowered->module->print(os);
+      return text;
+    }
+    if (stage == "llvm") {
+      auto tm = targetMachine(arch);
+      if (!tm)
+        return tm.takeError();
+      llvm::LLVMContext llvmCtx;
+      auto llvmModule = optimizedLLVM(*lowered->module, **tm, llvmCtx, entry);
+      if (!llvmModule)
+        return llvmModule.takeError();
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      (*llvmModule)->print(os, nullptr);
+      return text;
+    }
+    llvm::Expected<std::string> ptx = emitPTX(*lowered->module, arch, entry);
+    if (!ptx || stage == "ptx")
+      return ptx;
+    std::optional<std::string> ptxas = findPtxas();
+    if (!ptxas)
+      return makeError("--emit=cubin needs ptxas (set KILN_PTXAS, put it on "
+                       "PATH, or install it in /usr/local/cuda/bin)");
+    llvm::Expected<PtxasReport> report = runPtxas(*ptxas, *ptx, arch);
+    if (!report)
+      return report.takeError();
+    return std::move(report->cubin);
+  }
+
 private:
   /// Marks the kernel's unannotated pointer parameters `kiln.align = 16`
   /// and integer parameters (32 and 64 bits) `kiln.div = 16`; returns the
@@ -184,9 +229,15 @@ private:
     return j.dump();
   }
 
-  /// One PTX image (and a cubin when ptxas is found) for `entry`.
-  llvm::Expected<std::vector<kiln::CodeObject>>
-  compileOne(ModuleOp variant, llvm::StringRef arch, llvm::StringRef entry) {
+  /// A variant after the MLIR pipeline: the per-thread form (`gpuOnly`)
+  /// or the LLVM dialect, with what the stage decided.
+  struct Lowered {
+    OwningOpRef<ModuleOp> module;
+    int64_t warps = 4, sharedBytes = 0;
+  };
+
+  static llvm::Expected<Lowered> lower(ModuleOp variant, llvm::StringRef arch,
+                                       llvm::StringRef entry, bool gpuOnly) {
     MLIRContext *ctx = variant.getContext();
     DialectRegistry registry;
     kiln::nvptx::registerNVPTXDialects(registry);
@@ -204,21 +255,31 @@ private:
     kernel.setSymName(entry);
 
     PassManager pm(ctx);
-    kiln::nvptx::buildNVPTXPipeline(pm, arch);
+    kiln::nvptx::buildNVPTXPipeline(pm, arch, gpuOnly);
     if (failed(pm.run(*module)))
       return makeError("NVIDIA lowering of '" + entry + "' for " + arch +
                        " failed");
-    int64_t warps = 4, sharedBytes = 0;
+    Lowered result;
     if (auto w = (*module)->getAttrOfType<IntegerAttr>(
             kiln::gpu::KilnGPUDialect::getWarpsAttrName()))
-      warps = w.getInt();
+      result.warps = w.getInt();
     module->walk([&](Operation *op) {
       if (auto s = op->getAttrOfType<IntegerAttr>(
               kiln::gpu::KilnGPUDialect::getSharedBytesAttrName()))
-        sharedBytes = std::max(sharedBytes, s.getInt());
+        result.sharedBytes = std::max(result.sharedBytes, s.getInt());
     });
+    result.module = std::move(module);
+    return result;
+  }
 
-    llvm::Expected<std::string> ptx = emitPTX(*module, arch, entry);
+  /// One PTX image (and a cubin when ptxas is found) for `entry`.
+  llvm::Expected<std::vector<kiln::CodeObject>>
+  compileOne(ModuleOp variant, llvm::StringRef arch, llvm::StringRef entry) {
+    llvm::Expected<Lowered> lowered = lower(variant, arch, entry, false);
+    if (!lowered)
+      return lowered.takeError();
+    int64_t warps = lowered->warps, sharedBytes = lowered->sharedBytes;
+    llvm::Expected<std::string> ptx = emitPTX(*lowered->module, arch, entry);
     if (!ptx)
       return ptx.takeError();
 
@@ -265,8 +326,9 @@ private:
     return objects;
   }
 
-  llvm::Expected<std::string> emitPTX(ModuleOp module, llvm::StringRef arch,
-                                      llvm::StringRef entry) {
+  /// The NVPTX target machine for `arch`.
+  static llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+  targetMachine(llvm::StringRef arch) {
     static bool initialized = [] {
       llvm::InitializeAllTargetInfos();
       llvm::InitializeAllTargets();
@@ -275,11 +337,6 @@ private:
       return true;
     }();
     (void)initialized;
-    llvm::LLVMContext llvmCtx;
-    std::unique_ptr<llvm::Module> llvmModule =
-        translateModuleToLLVMIR(module, llvmCtx, entry);
-    if (!llvmModule)
-      return makeError("translation of '" + entry + "' to LLVM IR failed");
     llvm::Triple triple(kTriple);
     std::string error;
     const llvm::Target *target =
@@ -292,32 +349,55 @@ private:
         llvm::CodeGenOptLevel::Aggressive));
     if (!tm)
       return makeError("cannot create an NVPTX target machine for " + arch);
-    llvmModule->setTargetTriple(triple);
-    llvmModule->setDataLayout(tm->createDataLayout());
-    {
-      llvm::LoopAnalysisManager lam;
-      llvm::FunctionAnalysisManager fam;
-      llvm::CGSCCAnalysisManager cgam;
-      llvm::ModuleAnalysisManager mam;
-      llvm::PassBuilder pb(tm.get());
-      pb.registerModuleAnalyses(mam);
-      pb.registerCGSCCAnalyses(cgam);
-      pb.registerFunctionAnalyses(fam);
-      pb.registerLoopAnalyses(lam);
-      pb.crossRegisterProxies(lam, fam, cgam, mam);
-      llvm::ModulePassManager mpm =
-          pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-      mpm.run(*llvmModule, mam);
-    }
+    return tm;
+  }
+
+  /// The LLVM dialect module as optimized LLVM IR (O3) for `tm`.
+  static llvm::Expected<std::unique_ptr<llvm::Module>>
+  optimizedLLVM(ModuleOp module, llvm::TargetMachine &tm,
+                llvm::LLVMContext &llvmCtx, llvm::StringRef entry) {
+    std::unique_ptr<llvm::Module> llvmModule =
+        translateModuleToLLVMIR(module, llvmCtx, entry);
+    if (!llvmModule)
+      return makeError("translation of '" + entry + "' to LLVM IR failed");
+    llvmModule->setTargetTriple(tm.getTargetTriple());
+    llvmModule->setDataLayout(tm.createDataLayout());
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder pb(&tm);
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    llvm::ModulePassManager mpm =
+        pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+    mpm.run(*llvmModule, mam);
+    return llvmModule;
+  }
+
+  /// PTX text for the LLVM dialect module.
+  static llvm::Expected<std::string> emitPTX(ModuleOp module,
+                                             llvm::StringRef arch,
+                                             llvm::StringRef entry) {
+    auto tm = targetMachine(arch);
+    if (!tm)
+      return tm.takeError();
+    llvm::LLVMContext llvmCtx;
+    auto llvmModule = optimizedLLVM(module, **tm, llvmCtx, entry);
+    if (!llvmModule)
+      return llvmModule.takeError();
     std::string ptx;
     {
       llvm::raw_string_ostream os(ptx);
       llvm::buffer_ostream bos(os);
       llvm::legacy::PassManager codegen;
-      if (tm->addPassesToEmitFile(codegen, bos, nullptr,
-                                  llvm::CodeGenFileType::AssemblyFile))
+      if ((*tm)->addPassesToEmitFile(codegen, bos, nullptr,
+                                     llvm::CodeGenFileType::AssemblyFile))
         return makeError("the NVPTX target machine cannot emit PTX");
-      codegen.run(*llvmModule);
+      codegen.run(**llvmModule);
     }
     return ptx;
   }
@@ -333,7 +413,7 @@ private:
   }
 
   /// Assembles the PTX (checking it) and reads `ptxas -v`.
-  llvm::Expected<PtxasReport> runPtxas(const std::string &ptxas,
+  static llvm::Expected<PtxasReport> runPtxas(const std::string &ptxas,
                                        llvm::StringRef ptx,
                                        llvm::StringRef arch) {
     TempFile in, out, log;

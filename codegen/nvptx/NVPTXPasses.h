@@ -25,8 +25,10 @@ namespace kiln::nvptx {
 void registerNVPTXDialects(mlir::DialectRegistry &registry);
 
 /// The whole pipeline from one specialized variant module to the LLVM
-/// dialect for `arch`: the GPU stage, then convert-kiln-gpu-to-nvvm.
-void buildNVPTXPipeline(mlir::OpPassManager &pm, llvm::StringRef arch);
+/// dialect for `arch`: the GPU stage, then convert-kiln-gpu-to-nvvm
+/// (unless `gpuOnly`: then it stops at the stage's per-thread form).
+void buildNVPTXPipeline(mlir::OpPassManager &pm, llvm::StringRef arch,
+                        bool gpuOnly = false);
 
 } // namespace kiln::nvptx
 

@@ -25,8 +25,10 @@ void kiln::nvptx::registerNVPTXDialects(DialectRegistry &registry) {
   registerNVVMDialectTranslation(registry);
 }
 
-void kiln::nvptx::buildNVPTXPipeline(OpPassManager &pm, llvm::StringRef arch) {
+void kiln::nvptx::buildNVPTXPipeline(OpPassManager &pm, llvm::StringRef arch,
+                                      bool gpuOnly) {
   registerNVPTXTargets();
+  pm.addPass(gpu::createTileGPULowerViews());
   gpu::TileGPUAssignLayoutsOptions assign;
   assign.target = arch.str();
   pm.addPass(gpu::createTileGPUAssignLayouts(assign));
@@ -35,6 +37,9 @@ void kiln::nvptx::buildNVPTXPipeline(OpPassManager &pm, llvm::StringRef arch) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(gpu::createTileGPUAllocateShared());
+  pm.addPass(gpu::createTileGPUInsertBarriers());
+  if (gpuOnly)
+    return;
   pm.addPass(createConvertKilnGPUToNVVM());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());

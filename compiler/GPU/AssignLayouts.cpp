@@ -146,6 +146,20 @@ private:
           anchor(load.getMask(), l);
         if (load.getOther())
           anchor(load.getOther(), l);
+      } else if (isa<kiln::AtomicRMWOp, kiln::AtomicCASOp>(op)) {
+        // Atomics read and write: anchored with the loads, every operand
+        // and the result in the access layout.
+        Value ptr = op->getOperand(0);
+        if (kind != AnchorKind::Load || !isa<RankedTensorType>(ptr.getType()))
+          return;
+        Value mask;
+        if (auto rmw = dyn_cast<kiln::AtomicRMWOp>(op))
+          mask = rmw.getMask();
+        Attribute l = accessLayout(ptr, mask);
+        required[op] = l;
+        for (Value operand : op->getOperands())
+          anchor(operand, l);
+        anchor(op->getResult(0), l);
       } else if (auto dot = dyn_cast<kiln::DotOp>(op)) {
         if (kind != AnchorKind::Dot)
           return;
@@ -279,6 +293,16 @@ private:
         }
         return WalkResult::advance();
       }
+      if (auto scan = dyn_cast<kiln::ScanOp>(op)) {
+        // Results in the layout of the (first) input; the others follow.
+        Value first = scan.getSrcs()[0];
+        Attribute l = lookup(first);
+        if (!l)
+          setIfUnset(first, l = defaultLayout(cast<RankedTensorType>(first.getType())));
+        for (Value res : scan.getResults())
+          setIfUnset(res, l);
+        return WalkResult::advance();
+      }
       if (auto expand = dyn_cast<kiln::ExpandDimsOp>(op)) {
         auto srcLayout = dyn_cast_or_null<SliceAttr>(lookup(expand.getSrc()));
         if (srcLayout && srcLayout.getDim() == expand.getAxis())
@@ -335,7 +359,13 @@ private:
         return lookup(parent->getResult(index));
       return {};
     }
-    if (isa<kiln::ReduceOp, kiln::ScanOp>(user))
+    // Reshapes and transposes relate two layouts of different shapes: any
+    // layout of the operand will do (the per-thread form moves the data).
+    if (isa<kiln::ReduceOp, kiln::ReshapeOp, kiln::TransOp>(user))
+      return {};
+    if (auto scan = dyn_cast<kiln::ScanOp>(user))
+      return lookup(scan.getResult(0));
+    if (isa<kiln::PrintOp, kiln::AssertOp>(user))
       return {};
     if (auto dot = dyn_cast<kiln::DotOp>(user)) {
       auto mma = cast<MmaAttr>(lookup(dot.getResult()));

@@ -23,6 +23,25 @@ def TileGPUTestAxisInfo : Pass<"tile-gpu-test-axis-info", "mlir::func::FuncOp"> 
   }];
 }
 
+def TileGPULowerViews : Pass<"tile-gpu-lower-views", "mlir::ModuleOp"> {
+  let summary = "Rewrite view accesses into bounds-checked tiles of pointers";
+  let description = [{
+    The first pass of the stage, on one specialized variant module. Each
+    `kiln.view_load` / `kiln.view_store` becomes a `kiln.load` /
+    `kiln.store` through the tile of pointers
+    `base + sum_d (o_d + arange(0, S_d)) * stride_d` (element offsets in
+    i64, expanded and broadcast per dimension), masked by
+    `0 <= o_d + i_d < size_d` in every dimension; a load's `other` is
+    splat to the box (zero when absent). Coordinates are i32 where that is
+    exact (i32 offsets against sizes extended from i32), i64 otherwise; a
+    stride that is the constant 1 is not multiplied. Views carried by
+    `scf.for`, `scf.if` and `scf.while` travel as their parts (base, sizes,
+    strides); `kiln.make_view` ops are erased. A view anywhere else is a
+    located error.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def TileGPUAssignLayouts : Pass<"tile-gpu-assign-layouts", "mlir::ModuleOp"> {
   let summary = "Give every tile of a variant a distributed layout";
   let description = [{
@@ -70,6 +89,19 @@ def TileGPUAllocateShared : Pass<"tile-gpu-allocate-shared", "mlir::ModuleOp"> {
     never live together share bytes (first fit). Sets each alloc's
     `offset` and the kernel's `kiln_gpu.shared_bytes`; more than the
     target's shared memory is an error naming the limit.
+  }];
+}
+
+def TileGPUInsertBarriers : Pass<"tile-gpu-insert-barriers", "mlir::ModuleOp"> {
+  let summary = "Put barriers between racing shared-memory accesses";
+  let description = [{
+    Runs after `tile-gpu-allocate-shared`. Walks the per-thread form in
+    program order, remembering the shared bytes any thread may have read or
+    written since the last barrier, and inserts `kiln_gpu.barrier` before a
+    read of written bytes or a write of read or written bytes. Barriers are
+    placed only where every thread arrives (top level or loop bodies; an
+    access inside `scf.if` counts at the `scf.if`); loops are walked twice
+    so that one iteration's accesses guard the next one's.
   }];
 }
 

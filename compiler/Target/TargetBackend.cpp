@@ -16,6 +16,14 @@ using namespace kiln;
 
 TargetBackend::~TargetBackend() = default;
 
+llvm::Expected<std::string>
+TargetBackend::emitStage(mlir::ModuleOp, llvm::StringRef arch,
+                         llvm::StringRef, llvm::StringRef stage) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "the " + getName() + " backend (" + arch +
+                                     ") has no stage '" + stage + "'");
+}
+
 llvm::Expected<std::vector<CodeObject>>
 TargetBackend::compileImages(mlir::ModuleOp variant, llvm::StringRef arch,
                              llvm::StringRef entry) {

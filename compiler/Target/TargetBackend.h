@@ -62,6 +62,17 @@ public:
   virtual llvm::Expected<std::vector<CodeObject>>
   compileImages(mlir::ModuleOp variant, llvm::StringRef arch,
                 llvm::StringRef entry);
+  /// The stages this backend can show (`kiln compile --emit=STAGE`), e.g.
+  /// {"gpu", "llvm", "ptx", "cubin"}; binary stages are listed by
+  /// isBinaryStage.
+  virtual std::vector<std::string> getStages() const { return {}; }
+  virtual bool isBinaryStage(llvm::StringRef stage) const { return false; }
+  /// One variant at `stage` (text or bytes). User errors are diagnostics;
+  /// a missing tool (e.g. ptxas for a cubin) is an llvm::Error.
+  virtual llvm::Expected<std::string> emitStage(mlir::ModuleOp variant,
+                                                llvm::StringRef arch,
+                                                llvm::StringRef entry,
+                                                llvm::StringRef stage);
 };
 
 /// Backends built into this binary (those whose KILN_ENABLE_* option is

@@ -576,3 +576,57 @@ func.func @vector_width(%x: !kiln.ptr<f32> {kiln.align = 16 : i64},
   %w = kiln.load %q : tensor<128x!kiln.ptr<f16>> -> tensor<128xf16>
   return
 }
+
+// -----
+
+// Wide offsets, as tile-gpu-lower-views builds them for a view box: i32
+// coordinates widened (extsi keeps runs of 32-bit values), times an i64
+// stride, added in i64; pointers plus i64 offsets keep the whole runs
+// (no 32-bit wrap to cut them). The unsigned `c <u size` mask is constant
+// over runs as `c < size` is.
+// expected-remark @below {{argument #0: contiguity = [1], divisibility = [16], constancy = [1]}}
+// expected-remark @below {{argument #1: contiguity = [1], divisibility = [8], constancy = [1]}}
+// expected-remark @below {{argument #2: contiguity = [1], divisibility = [16], constancy = [1]}}
+func.func @wide_offsets(%x: !kiln.ptr<f16> {kiln.align = 16 : i64},
+                        %ld: i32 {kiln.div = 8 : i64},
+                        %n: i64 {kiln.div = 16 : i64}) {
+  // expected-remark @below {{constant = 0}}
+  %c0 = arith.constant 0 : i32
+  // expected-remark @below {{constant = 64}}
+  %c64 = arith.constant 64 : i32
+  // expected-remark @below {{contiguity = [64], divisibility = [1073741824], constancy = [1]}}
+  %r = kiln.arange %c0, %c64 : tensor<64xi32>
+  // expected-remark @below {{contiguity = [64], divisibility = [1073741824], constancy = [1]}}
+  %rw = arith.extsi %r : tensor<64xi32> to tensor<64xi64>
+  // expected-remark @below {{contiguity = [1], divisibility = [8], constancy = [1]}}
+  %ld64 = arith.extsi %ld : i32 to i64
+  // expected-remark @below {{contiguity = [1], divisibility = [8], constancy = [64]}}
+  %lds = kiln.splat %ld64 : i64 -> tensor<64xi64>
+  // expected-remark @below {{contiguity = [1], divisibility = [8], constancy = [1]}}
+  %rows = arith.muli %rw, %lds : tensor<64xi64>
+  // expected-remark @below {{contiguity = [1, 1], divisibility = [8, 8], constancy = [1, 1]}}
+  %rows2 = kiln.expand_dims %rows axis = 1 : tensor<64xi64> -> tensor<64x1xi64>
+  // expected-remark @below {{contiguity = [1, 1], divisibility = [8, 8], constancy = [1, 64]}}
+  %rowsb = kiln.broadcast %rows2 : tensor<64x1xi64> -> tensor<64x64xi64>
+  // expected-remark @below {{contiguity = [1, 64], divisibility = [1, 1073741824], constancy = [1, 1]}}
+  %cols2 = kiln.expand_dims %rw axis = 0 : tensor<64xi64> -> tensor<1x64xi64>
+  // expected-remark @below {{contiguity = [1, 64], divisibility = [1, 1073741824], constancy = [64, 1]}}
+  %colsb = kiln.broadcast %cols2 : tensor<1x64xi64> -> tensor<64x64xi64>
+  // expected-remark @below {{contiguity = [1, 64], divisibility = [1, 8], constancy = [1, 1]}}
+  %offs = arith.addi %rowsb, %colsb : tensor<64x64xi64>
+  // expected-remark @below {{contiguity = [1, 1], divisibility = [16, 16], constancy = [64, 64]}}
+  %px = kiln.splat %x : !kiln.ptr<f16> -> tensor<64x64x!kiln.ptr<f16>>
+  // expected-remark @below {{contiguity = [1, 64], divisibility = [2, 16], constancy = [1, 1]}}
+  %p = kiln.addptr %px, %offs : tensor<64x64x!kiln.ptr<f16>>, tensor<64x64xi64>
+  // expected-remark @below {{contiguity = [1], divisibility = [16], constancy = [64]}}
+  %ns = kiln.splat %n : i64 -> tensor<64xi64>
+  // expected-remark @below {{contiguity = [1], divisibility = [1], constancy = [16]}}
+  %in = arith.cmpi ult, %rw, %ns : tensor<64xi64>
+  // expected-remark @below {{contiguity = [1, 1], divisibility = [1, 1], constancy = [1, 16]}}
+  %in2 = kiln.expand_dims %in axis = 0 : tensor<64xi1> -> tensor<1x64xi1>
+  // expected-remark @below {{contiguity = [1, 1], divisibility = [1, 1], constancy = [64, 16]}}
+  %m = kiln.broadcast %in2 : tensor<1x64xi1> -> tensor<64x64xi1>
+  // expected-remark @below {{vectorizable = [1, 8]}}
+  %v = kiln.load %p, mask %m : tensor<64x64x!kiln.ptr<f16>> -> tensor<64x64xf16>
+  return
+}

@@ -4,9 +4,12 @@
 //
 //   kiln-runtime-testgen bundle KIND OUT
 //       KIND: basic (vadd, tag, bcopy, scale, printer, trapper, scalars),
-//       tiny (the same with 4-byte fake code objects), gpu-only, format2, container2, truncated, corrupt-json,
-//       cuda (vadd and trapper for the fake CUDA driver, FakeCuda.h),
-//       cuda-garbage (the same with code objects the driver refuses)
+//       tiny (the same with 4-byte fake code objects), gpu-only, format2,
+//       container2, truncated, corrupt-json, cuda (vadd and trapper for the
+//       fake CUDA driver, FakeCuda.h), cuda-garbage (the same with code objects
+//       the driver refuses), cuda-host (vadd, scale and bcopy with both fake
+//       CUDA code objects and host ones: on the fake driver vadd adds, scale
+//       and bcopy do nothing)
 //   kiln-runtime-testgen npy OUT DESCR SHAPE VALUES [--fortran]
 //       writes a .npy file with DESCR ('<f4', '>f4', '|u1', ...) verbatim,
 //       SHAPE like 2,3 (or "" for a 0-d array), VALUES comma-separated
@@ -79,6 +82,26 @@ int bundle(const std::string &Kind, const std::string &Out) {
     I.Resources = {{"threads", 256}, {"shared_bytes", 0}};
     Cuda.Images = {I};
     Bytes = buildBundle(Cuda);
+  } else if (Kind == "cuda-host") {
+    // For kiln-run --check: the fake driver runs vadd (z = x + y, as the
+    // host does) and leaves the buffers of scale and bcopy as they were,
+    // so that their results differ from the host's.
+    BundleSpec Both{{vaddKernel(), scaleKernel(), bcopyKernel()}};
+    TestImage Gpu;
+    Gpu.Triple = "nvptx64-nvidia-cuda";
+    Gpu.Arch = Gpu.Target = "sm_90";
+    Gpu.ImageKind = 3;   // IMG_Cubin
+    Gpu.OffloadKind = 2; // OFK_Cuda
+    Gpu.Bytes = "KILNFAKE\n"
+                "vadd_v0 params=4 action=vadd\n"
+                "vadd_v1 params=4 action=vadd\n"
+                "vadd_v2 params=4 action=vadd\n"
+                "scale_v0 params=3\n"
+                "bcopy_v0 params=3\n"
+                "END\n";
+    Gpu.Resources = {{"threads", 256}, {"shared_bytes", 0}};
+    Both.Images = {Gpu, TestImage()};
+    Bytes = buildBundle(Both);
   } else if (Kind == "gpu-only") {
     Spec.Triple = "nvptx64-nvidia-cuda";
     Spec.Arch = "sm_90a";

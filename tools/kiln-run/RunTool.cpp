@@ -1,13 +1,17 @@
 //===- RunTool.cpp - Run a kernel of a bundle on .npy inputs --------------===//
 //
 //   kiln-run BUNDLE --kernel NAME [--device auto|host|cuda[:N]|hip[:N]]
-//            [--config P=V,...] [--out-dir DIR] ARG=VALUE...
+//            [--config P=V,...] [--out-dir DIR] [--check]
+//            [--bench[=N] [--flops EXPR] [--peak-tflops X]] ARG=VALUE...
 //
 // A pointer argument takes a .npy file, a scalar a literal. After the run
 // every pointer argument's buffer is written to DIR/ARG.npy (bf16 as
-// float32); input files are never modified. Links only libkiln_runtime, so
-// that bundles run on machines without the compiler. `kiln run` (the
-// compiler driver) reuses this code on a bundle it compiled in memory.
+// float32); input files are never modified. --check runs the kernel again
+// on the host from fresh copies of the inputs and compares every pointer
+// argument; --bench times N more launches with device events (docs/cli.md).
+// Links only libkiln_runtime, so that bundles run on machines without the
+// compiler. `kiln run` (the compiler driver) reuses this code on a bundle
+// it compiled in memory.
 //
 // Exit codes: 0 success, 1 user error (command line, arguments, .npy files,
 // bundle, launch refused, kernel trap), 2 environment error (a file cannot
@@ -16,23 +20,28 @@
 //===----------------------------------------------------------------------===//
 
 #include "RunTool.h"
+#include "RunReport.h"
 
 #include "kiln/npy.h"
 #include "kiln/runtime.h"
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 using namespace kiln::rt;
+using namespace kiln::runtool;
 
 #ifndef KILN_VERSION
 #define KILN_VERSION "0.0.0"
@@ -60,7 +69,28 @@ OPTIONS:
                         bundle has code for it, else the host), host,
                         cuda[:N] or hip[:N]
   --config P=V,...      run the variant with these const param values
-  --out-dir DIR         where to write the outputs (default: .)
+  --out-dir DIR         where to write the outputs (default: .; they are
+                        those of the first launch)
+  --check               run the kernel on the host too, from fresh copies of
+                        the inputs (same arguments, same variant), and
+                        compare every pointer argument with it: a table of
+                        the largest absolute and relative differences; exit
+                        code 1 when an element a differs from the host's b
+                        by more than atol + rtol*|b|: f32 rtol 1e-5, atol
+                        1e-6; f16/bf16 1e-2, 1e-3; f64 1e-12, 1e-13;
+                        integers and bool exactly; NaN equals NaN only. On
+                        the host device both runs are on the host (a
+                        determinism check). Needs host images in the bundle
+                        (kiln compile --targets=...,host)
+  --bench[=N]           then warm up (3 launches and 50 ms at least) and
+                        time N launches (default 100) with device events;
+                        print the median, min and max ms per launch, GB/s
+                        (counting each pointer argument's buffer once: a
+                        lower bound of the traffic) and its share of the
+                        device's peak, and TFLOP/s with --flops
+  --flops EXPR          FLOPs per launch for --bench: + - * / ( ), numbers
+                        and scalar argument names, e.g. '2*M*N*K'
+  --peak-tflops X       the device's peak TFLOP/s, for --bench's share of it
   --help, --version
 )";
 
@@ -74,7 +104,20 @@ struct Options {
   bool HaveConfig = false;
   std::string OutDir = ".";
   std::vector<std::pair<std::string, std::string>> Args;
+  /// --check: compare with a run on the host.
+  bool Check = false;
+  /// --bench[=N]: timed launches; 0 without --bench.
+  unsigned BenchRuns = 0;
+  std::string FlopsText;
+  bool HaveFlops = false;
+  std::optional<FlopsExpr> Flops;
+  std::string PeakText;
+  bool HavePeak = false;
+  double PeakTflops = 0;
 };
+
+constexpr unsigned kDefaultBenchRuns = 100;
+constexpr unsigned kMaxBenchRuns = 100000;
 
 std::string ToolName = "kiln-run";
 
@@ -123,16 +166,42 @@ int parseOptions(int Argc, char **Argv, Options &O) {
       std::printf("kiln-run %s\n", KILN_VERSION);
       return 0;
     }
-    const char *Flags[] = {"--kernel", "--device", "--config", "--out-dir"};
-    std::string *Targets[] = {&O.Kernel, &O.Device, &O.Config, &O.OutDir};
+    if (A == "--check") {
+      O.Check = true;
+      continue;
+    }
+    if (A == "--bench" || A.compare(0, 8, "--bench=") == 0) {
+      O.BenchRuns = kDefaultBenchRuns;
+      if (A == "--bench")
+        continue;
+      std::string N = A.substr(8);
+      char *End = nullptr;
+      errno = 0;
+      unsigned long long Runs = N.empty() || !std::isdigit((unsigned char)N[0])
+                                    ? 0
+                                    : std::strtoull(N.c_str(), &End, 10);
+      if (Runs == 0 || *End || errno == ERANGE || Runs > kMaxBenchRuns)
+        return report(kExitUser,
+                      "--bench=N takes a number of timed launches from 1 to " +
+                          std::to_string(kMaxBenchRuns) + ", found '" + N +
+                          "'");
+      O.BenchRuns = unsigned(Runs);
+      continue;
+    }
+    const char *Flags[] = {"--kernel",  "--device", "--config",
+                           "--out-dir", "--flops",  "--peak-tflops"};
+    std::string *Targets[] = {&O.Kernel, &O.Device,    &O.Config,
+                              &O.OutDir, &O.FlopsText, &O.PeakText};
     bool Matched = false;
-    for (int F = 0; F < 4 && !Matched; ++F) {
+    for (int F = 0; F < 6 && !Matched; ++F) {
       if (!Value(Flags[F], V))
         continue;
       if (V == "\x01")
         return report(kExitUser, std::string(Flags[F]) + " needs a value");
       *Targets[F] = V;
       O.HaveConfig |= F == 2;
+      O.HaveFlops |= F == 4;
+      O.HavePeak |= F == 5;
       Matched = true;
     }
     if (Matched)
@@ -145,7 +214,12 @@ int parseOptions(int Argc, char **Argv, Options &O) {
     }
     size_t Eq = A.find('=');
     if (Eq == std::string::npos || Eq == 0)
-      return report(kExitUser, "expected NAME=VALUE, found '" + A + "'");
+      return report(kExitUser,
+                    "expected NAME=VALUE, found '" + A + "'" +
+                        (std::string(Argv[I - 1]) == "--bench"
+                             ? " (the number of launches is given as "
+                               "--bench=N)"
+                             : ""));
     std::string Name = A.substr(0, Eq);
     for (const auto &Seen : O.Args)
       if (Seen.first == Name)
@@ -159,6 +233,27 @@ int parseOptions(int Argc, char **Argv, Options &O) {
     return report(kExitUser, "no kernel given: use --kernel NAME");
   if (O.OutDir.empty())
     return report(kExitUser, "--out-dir needs a directory");
+  if ((O.HaveFlops || O.HavePeak) && !O.BenchRuns)
+    return report(kExitUser,
+                  std::string(O.HaveFlops ? "--flops" : "--peak-tflops") +
+                      " applies to --bench; add --bench[=N]");
+  if (O.HavePeak) {
+    char *End = nullptr;
+    const char *Text = O.PeakText.c_str();
+    O.PeakTflops = std::strtod(Text, &End);
+    if (O.PeakText.empty() || *End || std::isspace((unsigned char)Text[0]) ||
+        !std::isfinite(O.PeakTflops) || !(O.PeakTflops > 0))
+      return report(kExitUser, "--peak-tflops needs a positive number of "
+                               "TFLOP/s, found '" +
+                                   O.PeakText + "'");
+  }
+  if (O.HaveFlops) {
+    Expected<FlopsExpr> E = FlopsExpr::parse(O.FlopsText);
+    if (!E)
+      return report(kExitUser,
+                    "--flops '" + O.FlopsText + "': " + E.error().message());
+    O.Flops = std::move(*E);
+  }
   return -1;
 }
 
@@ -243,6 +338,9 @@ struct PointerArg {
   std::string Input;
   std::vector<int64_t> Shape;
   Buffer Buf;
+  /// The input's bytes as the kernel takes them (for --check and --bench,
+  /// which start again from them).
+  std::vector<uint8_t> Initial;
 };
 
 bool sameFile(const std::string &A, const std::string &B) {
@@ -268,6 +366,388 @@ bool gpuHasNoImage(const Options &O, const Device &Dev,
     return Mod.error().code() == ErrorCode::NoImage;
   Expected<Kernel> K = Mod->kernel(O.Kernel);
   return !K && K.error().code() == ErrorCode::NoImage;
+}
+
+/// An error with a prefix before its message.
+Error prefixed(const std::string &Prefix, const Error &E) {
+  return Error(E.code(), Prefix + E.message());
+}
+
+/// "softmax_v3 (BLOCK=1024, warps=4, stages=2)", or the bare name.
+std::string variantText(const LaunchPlan &Plan) {
+  return Plan.Config.empty() ? Plan.VariantName
+                             : Plan.VariantName + " (" + Plan.Config + ")";
+}
+
+/// True for a triple whose code objects run on a host CPU.
+bool isHostTriple(const std::string &Triple) {
+  for (const char *Gpu : {"nvptx", "amdgcn", "spirv"})
+    if (Triple.compare(0, std::strlen(Gpu), Gpu) == 0)
+      return false;
+  return true;
+}
+
+/// The kernel on the host device, for --check's reference run: the run's
+/// own when it runs on the host; else the bundle loaded on the host, which
+/// must have a host image of the kernel. Returns an exit code on failure.
+std::optional<int> openReference(const Options &O, Device &Dev, Module &Mod,
+                                 Kernel &K, std::optional<Device> &RefDev,
+                                 std::optional<Kernel> &RefK) {
+  if (Dev.kind() == DeviceKind::Host) {
+    RefDev = Dev;
+    RefK = K;
+    return std::nullopt;
+  }
+  const KernelInfo *Info = Mod.bundle().findKernel(O.Kernel);
+  std::vector<std::string> Targets;
+  bool HostImages = false;
+  for (const VariantInfo &V : Info->Variants)
+    for (const ImageInfo &I : V.Images) {
+      HostImages |= isHostTriple(I.Triple);
+      if (std::find(Targets.begin(), Targets.end(), I.Target) == Targets.end())
+        Targets.push_back(I.Target);
+    }
+  if (!HostImages) {
+    std::string List;
+    for (const std::string &T : Targets)
+      List += (List.empty() ? "" : ",") + T;
+    return report(kExitUser,
+                  "--check needs host images in the bundle: compile with "
+                  "--targets=" +
+                      List + ",host (kernel '" + O.Kernel + "' in '" +
+                      O.Bundle + "' has images for " + List + " only)");
+  }
+  Expected<Device> Host = Device::open("host");
+  if (!Host)
+    return report(prefixed("--check: ", Host.error()));
+  Expected<Module> HostMod = Host->loadModule(Mod.bundle());
+  if (!HostMod)
+    return report(
+        prefixed("--check: the host cannot run kernel '" + O.Kernel + "': ",
+                 HostMod.error()));
+  Expected<Kernel> HostK = HostMod->kernel(O.Kernel);
+  if (!HostK)
+    return report(
+        prefixed("--check: the host cannot run kernel '" + O.Kernel + "': ",
+                 HostK.error()));
+  RefDev = *Host;
+  RefK = *HostK;
+  return std::nullopt;
+}
+
+/// A scalar argument's value as a double, for --flops.
+double scalarValue(const Arg &A) {
+  uint64_t Bits = A.bits();
+  switch (A.type()) {
+  case ScalarType::F16:
+    return halfToFloat(uint16_t(Bits));
+  case ScalarType::BF16:
+    return bf16ToFloat(uint16_t(Bits));
+  case ScalarType::F32: {
+    uint32_t B32 = uint32_t(Bits);
+    float F;
+    std::memcpy(&F, &B32, 4);
+    return F;
+  }
+  case ScalarType::F64: {
+    double D;
+    std::memcpy(&D, &Bits, 8);
+    return D;
+  }
+  default:
+    return isSignedType(A.type()) ? double(A.asInt64()) : double(Bits);
+  }
+}
+
+/// Checks that every name of --flops is a scalar parameter.
+std::optional<int> checkFlopsNames(const Options &O, const KernelInfo &Info) {
+  std::vector<std::string> Scalars, All;
+  for (const ParamInfo &P : Info.Params) {
+    All.push_back(P.Name);
+    if (!P.Type.IsPointer)
+      Scalars.push_back(P.Name);
+  }
+  std::string ScalarList;
+  for (const std::string &S : Scalars)
+    ScalarList += (ScalarList.empty() ? "" : ", ") + S;
+  std::string Takes = Scalars.empty() ? "kernel '" + Info.Name +
+                                            "' has no scalar arguments, so the "
+                                            "expression can use numbers only"
+                                      : "scalar arguments: " + ScalarList;
+  std::string What = "--flops '" + O.FlopsText + "': ";
+  for (const std::string &Name : O.Flops->names()) {
+    const ParamInfo *Found = nullptr;
+    for (const ParamInfo &P : Info.Params)
+      if (P.Name == Name)
+        Found = &P;
+    if (!Found) {
+      std::string Near = nearestName(Name, Scalars.empty() ? All : Scalars);
+      return report(kExitUser,
+                    What + "kernel '" + Info.Name + "' has no argument '" +
+                        Name + "'" +
+                        (Near.empty() ? "" : "; did you mean '" + Near + "'?") +
+                        " (" + Takes + ")");
+    }
+    if (Found->Type.IsPointer)
+      return report(kExitUser, What + "'" + Name + "' is a pointer argument (" +
+                                   Found->Type.str() + "), not a scalar (" +
+                                   Takes + ")");
+  }
+  return std::nullopt;
+}
+
+/// Evaluates --flops over the scalar arguments.
+Expected<double> evaluateFlops(const Options &O, const KernelInfo &Info,
+                               const std::vector<Arg> &Args) {
+  std::map<std::string, double> Values;
+  std::string With;
+  for (const std::string &Name : O.Flops->names())
+    for (size_t I = 0; I < Info.Params.size(); ++I)
+      if (Info.Params[I].Name == Name) {
+        Values[Name] = scalarValue(Args[I]);
+        for (const auto &A : O.Args)
+          if (A.first == Name)
+            With += (With.empty() ? " (with " : ", ") + Name + "=" + A.second;
+      }
+  if (!With.empty())
+    With += ")";
+  std::string What = "--flops '" + O.FlopsText + "'";
+  Expected<double> Flops = O.Flops->evaluate(Values);
+  if (!Flops)
+    return Error(ErrorCode::InvalidArgument,
+                 What + ": " + Flops.error().message() + With);
+  if (!std::isfinite(*Flops) || *Flops < 0)
+    return Error(ErrorCode::InvalidArgument,
+                 What + " gives " + formatShort(*Flops) + " FLOPs" + With +
+                     "; it must be a count of 0 or more");
+  return *Flops;
+}
+
+/// Copies every pointer argument's buffer to the host.
+Error readBack(Stream &S, const std::vector<Buffer *> &Bufs,
+               std::vector<std::vector<uint8_t>> &Out) {
+  Out.assign(Bufs.size(), {});
+  for (size_t I = 0; I < Bufs.size(); ++I) {
+    Out[I].resize(Bufs[I]->size());
+    if (Error E = S.copyToHost(Out[I].data(), *Bufs[I], 0, Out[I].size()))
+      return E;
+  }
+  return S.synchronize();
+}
+
+/// --check: runs the kernel on the host (`RefDev`, `RefK`) from fresh
+/// copies of the inputs and compares every pointer argument with the run's
+/// `Results`. Prints a table; `Failure` gets the error message when an
+/// argument is beyond its tolerance. Returns an exit code if the reference
+/// run itself fails.
+std::optional<int> runCheck(const Device &Dev, Device &RefDev, Kernel &RefK,
+                            const KernelInfo &Info, std::vector<Arg> Args,
+                            const std::vector<PointerArg> &Pointers,
+                            const std::vector<std::vector<uint8_t>> &Results,
+                            const LaunchPlan &Plan, const LaunchOptions &Launch,
+                            std::string &Failure) {
+  bool BothHost = Dev.kind() == DeviceKind::Host;
+  const std::string What = BothHost ? "--check: the second host run failed: "
+                                    : "--check: the reference run on the "
+                                      "host failed: ";
+  Expected<Stream> S = RefDev.createStream();
+  if (!S)
+    return report(prefixed(What, S.error()));
+  std::vector<Buffer> Bufs;
+  for (const PointerArg &P : Pointers) {
+    Expected<Buffer> B = RefDev.allocate(P.Initial.size());
+    if (!B)
+      return report(prefixed(What, B.error()));
+    if (Error E = S->copyToDevice(*B, 0, P.Initial.data(), P.Initial.size()))
+      return report(prefixed(What, E));
+    Args[P.Param] = Arg::pointer(*B, Info.Params[P.Param].Type.Element);
+    Bufs.push_back(std::move(*B));
+  }
+  // The variant the run took; failing that, the same choice as the run.
+  LaunchOptions RefLaunch = Launch;
+  RefLaunch.Variant = Plan.Variant;
+  Expected<LaunchPlan> RefPlan = RefK.plan(Args, RefLaunch);
+  if (!RefPlan) {
+    RefLaunch = Launch;
+    RefPlan = RefK.plan(Args, RefLaunch);
+  }
+  if (!RefPlan)
+    return report(prefixed(What, RefPlan.error()));
+  if (RefPlan->programs() != 0)
+    if (Error E = RefK.load(*RefPlan))
+      return report(prefixed(What, E));
+  Expected<LaunchPlan> Ran = RefK.launch(*S, Args, RefLaunch);
+  if (!Ran)
+    return report(prefixed(What, Ran.error()));
+  if (Error E = S->synchronize())
+    return report(prefixed(What, E));
+  std::vector<Buffer *> BufPtrs;
+  for (Buffer &B : Bufs)
+    BufPtrs.push_back(&B);
+  std::vector<std::vector<uint8_t>> Reference;
+  if (Error E = readBack(*S, BufPtrs, Reference))
+    return report(prefixed(What, E));
+
+  if (BothHost)
+    std::printf("check: both runs were on the host: a second run, variant "
+                "%s, compared with the first\n",
+                variantText(*Ran).c_str());
+  else
+    std::printf("check: %s compared with a run on the host (%s), variant %s\n",
+                Dev.name().c_str(), RefDev.description().c_str(),
+                variantText(*Ran).c_str());
+  const std::string NameA = BothHost ? "run 1" : Dev.name();
+  const std::string NameB = BothHost ? "run 2" : "host";
+
+  Table T({"argument", "dtype", ">elements", "changed", ">max abs diff",
+           ">max rel diff", "worst index", "verdict"});
+  std::vector<std::string> Details, Failed;
+  for (size_t I = 0; I < Pointers.size(); ++I) {
+    const PointerArg &P = Pointers[I];
+    const ParamInfo &Param = Info.Params[P.Param];
+    ScalarType Type = Param.Type.Element;
+    uint64_t N = P.Initial.size() / typeSize(Type);
+    Comparison C =
+        compareElements(Type, Results[I].data(), Reference[I].data(), N);
+    bool Changed = Results[I] != P.Initial || Reference[I] != P.Initial;
+    std::string Verdict = "ok";
+    if (C.Failures) {
+      Verdict =
+          "FAIL (" + std::to_string(C.Failures) + " of " + std::to_string(N) +
+          (C.NanMismatches ? ", " + std::to_string(C.NanMismatches) + " NaN"
+                           : std::string()) +
+          ")";
+    }
+    std::string Worst = C.HasWorst ? formatIndex(C.Worst, P.Shape) : "-";
+    T.addRow({Param.Name, std::string(typeName(Type)), std::to_string(N),
+              Changed ? "yes" : "no", formatShort(C.MaxAbs),
+              formatShort(C.MaxRel), Worst, Verdict});
+    if (!C.Failures)
+      continue;
+    Tolerance Tol = toleranceFor(Type);
+    Details.push_back("  " + Param.Name + " at index " + Worst + ": " + NameA +
+                      " gives " + C.WorstA + ", " + NameB + " " + C.WorstB +
+                      " (" + std::string(typeName(Type)) +
+                      " tolerance: " + Tol.str() + ")");
+    Failed.push_back("'" + Param.Name + "' (" + std::to_string(C.Failures) +
+                     " of " + std::to_string(N) + " elements beyond " +
+                     std::string(typeName(Type)) + " tolerance, " + Tol.str() +
+                     ")");
+  }
+  T.print(stdout);
+  for (const std::string &D : Details)
+    std::printf("%s\n", D.c_str());
+  if (Failed.empty()) {
+    std::printf("check: passed: every pointer argument is within its "
+                "dtype's tolerance\n");
+  } else {
+    std::string List;
+    for (const std::string &F : Failed)
+      List += (List.empty() ? "" : "; ") + F;
+    Failure = std::string("--check failed: ") +
+              (BothHost ? "the two host runs differ: "
+                        : Dev.name() + " differs from the host: ") +
+              List;
+  }
+  std::fflush(stdout);
+  return std::nullopt;
+}
+
+/// --bench: warms up, times O.BenchRuns launches with device events and
+/// prints a table. The buffers start again from the inputs.
+std::optional<int> runBench(const Options &O, Device &Dev, Stream &S, Kernel &K,
+                            const KernelInfo &Info,
+                            const std::vector<Arg> &Args,
+                            std::vector<PointerArg> &Pointers,
+                            const LaunchPlan &Plan, const LaunchOptions &Launch,
+                            std::optional<double> Flops) {
+  const std::string What = "--bench: ";
+  uint64_t Bytes = 0;
+  for (PointerArg &P : Pointers) {
+    Bytes += P.Buf.size();
+    if (Error E = S.copyToDevice(P.Buf, 0, P.Initial.data(), P.Initial.size()))
+      return report(prefixed(What, E));
+  }
+  LaunchOptions Same = Launch;
+  Same.Variant = Plan.Variant;
+
+  // Warm-up: at least 3 launches and 50 ms.
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point WarmStart = Clock::now();
+  unsigned Warm = 0;
+  while (Warm < 3 || Clock::now() - WarmStart < std::chrono::milliseconds(50)) {
+    Expected<LaunchPlan> P = K.launch(S, Args, Same);
+    if (!P)
+      return report(prefixed(What, P.error()));
+    if (Error E = S.synchronize())
+      return report(prefixed(What, E));
+    ++Warm;
+  }
+
+  // Timed launches, back to back, each between two events.
+  unsigned N = O.BenchRuns;
+  std::vector<Event> Starts, Ends;
+  for (unsigned I = 0; I < N; ++I) {
+    Expected<Event> A = Dev.createEvent(), B = Dev.createEvent();
+    if (!A)
+      return report(prefixed(What, A.error()));
+    if (!B)
+      return report(prefixed(What, B.error()));
+    Starts.push_back(std::move(*A));
+    Ends.push_back(std::move(*B));
+  }
+  for (unsigned I = 0; I < N; ++I) {
+    if (Error E = S.record(Starts[I]))
+      return report(prefixed(What, E));
+    Expected<LaunchPlan> P = K.launch(S, Args, Same);
+    if (!P)
+      return report(prefixed(What, P.error()));
+    if (Error E = S.record(Ends[I]))
+      return report(prefixed(What, E));
+  }
+  if (Error E = S.synchronize())
+    return report(prefixed(What, E));
+  std::vector<double> Ms;
+  for (unsigned I = 0; I < N; ++I) {
+    Expected<double> T = Event::elapsedMilliseconds(Starts[I], Ends[I]);
+    if (!T)
+      return report(prefixed(What, T.error()));
+    Ms.push_back(*T);
+  }
+  std::sort(Ms.begin(), Ms.end());
+  double Median = N % 2 ? Ms[N / 2] : (Ms[N / 2 - 1] + Ms[N / 2]) / 2;
+
+  // Bytes / ms / 1e6 = GB/s; FLOPs / ms / 1e9 = TFLOP/s.
+  double GBs = double(Bytes) / Median / 1e6;
+  double PeakGBs = Dev.properties().PeakBandwidthGBs;
+  auto Share = [](double V, double Peak) {
+    return formatFixed(100 * V / Peak) + "%";
+  };
+  std::string Tflops = "-", TflopsShare = "-";
+  if (Flops) {
+    double V = *Flops / Median / 1e9;
+    Tflops = formatFixed(V);
+    TflopsShare = O.HavePeak ? Share(V, O.PeakTflops) : "n/a";
+  }
+  std::printf("bench: %u timed launches after %u warm-up launches on %s; "
+              "%llu bytes per launch (each pointer argument's buffer once)",
+              N, Warm, Dev.name().c_str(), (unsigned long long)Bytes);
+  if (Flops) {
+    if (*Flops < 1e15 && *Flops == std::floor(*Flops))
+      std::printf(", %.0f FLOPs per launch", *Flops);
+    else
+      std::printf(", %.6g FLOPs per launch", *Flops);
+  }
+  std::printf("\n");
+  Table T({"kernel", "config", ">median ms", ">min ms", ">max ms", ">GB/s",
+           ">% peak GB/s", ">TFLOP/s", ">% peak TFLOP/s"});
+  T.addRow({Info.Name, Plan.Config.empty() ? "-" : Plan.Config,
+            formatFixed(Median), formatFixed(Ms.front()),
+            formatFixed(Ms.back()), formatFixed(GBs),
+            PeakGBs > 0 ? Share(GBs, PeakGBs) : "n/a", Tflops, TflopsShare});
+  T.print(stdout);
+  std::fflush(stdout);
+  return std::nullopt;
 }
 
 int run(const Options &O) {
@@ -312,6 +792,16 @@ int run(const Options &O) {
                         (Near.empty() ? "" : "; did you mean '" + Near + "'?"));
     }
   }
+  if (O.Flops)
+    if (auto Code = checkFlopsNames(O, Info))
+      return *Code;
+
+  // --check runs on the host as well: find the kernel there first.
+  std::optional<Device> RefDev;
+  std::optional<Kernel> RefK;
+  if (O.Check)
+    if (auto Code = openReference(O, *Dev, *Mod, *K, RefDev, RefK))
+      return *Code;
 
   Expected<Stream> S = Dev->createStream();
   if (!S)
@@ -355,7 +845,8 @@ int run(const Options &O) {
     if (Error E = S->copyToDevice(*Buf, 0, Bytes->data(), Bytes->size()))
       return report(E);
     Args.push_back(Arg::pointer(*Buf, P.Type.Element));
-    Pointers.push_back({I, *Value, Array->Shape, std::move(*Buf)});
+    Pointers.push_back(
+        {I, *Value, Array->Shape, std::move(*Buf), std::move(*Bytes)});
   }
 
   if (!Missing.empty()) {
@@ -367,6 +858,13 @@ int run(const Options &O) {
     return report(kExitUser, std::string("missing argument") +
                                  (Missing.size() > 1 ? "s " : " ") + List +
                                  " (kernel " + Info.Name + "(" + Sig + "))");
+  }
+  std::optional<double> Flops;
+  if (O.Flops) {
+    Expected<double> F = evaluateFlops(O, Info, Args);
+    if (!F)
+      return report(F.error());
+    Flops = *F;
   }
 
   // Refuse up front to overwrite an input with an output.
@@ -416,25 +914,42 @@ int run(const Options &O) {
   Expected<double> Ms = Event::elapsedMilliseconds(*Start, *End);
   if (!Ms)
     return report(Ms.error());
-  if (Plan->Config.empty())
-    std::printf("variant: %s\n", Plan->VariantName.c_str());
-  else
-    std::printf("variant: %s (%s)\n", Plan->VariantName.c_str(),
-                Plan->Config.c_str());
+  std::printf("variant: %s\n", variantText(*Plan).c_str());
   std::printf("time: %.3f ms\n", *Ms);
   std::fflush(stdout);
+  // Kernel print lines: those of the first launch only.
+  if (O.Check || O.BenchRuns) {
+    Dev->setPrintHandler([](const std::string &) {});
+    if (RefDev)
+      RefDev->setPrintHandler([](const std::string &) {});
+  }
 
-  for (PointerArg &Out : Pointers) {
-    const ParamInfo &P = Info.Params[Out.Param];
-    std::vector<uint8_t> Bytes(Out.Buf.size());
-    if (Error E = S->copyToHost(Bytes.data(), Out.Buf, 0, Bytes.size()))
-      return report(E);
-    if (Error E = S->synchronize())
-      return report(E);
-    NpyArray Array = convertForOutput(Bytes.data(), P.Type.Element, Out.Shape);
+  // The outputs are those of this first launch.
+  std::vector<Buffer *> Bufs;
+  for (PointerArg &P : Pointers)
+    Bufs.push_back(&P.Buf);
+  std::vector<std::vector<uint8_t>> Results;
+  if (Error E = readBack(*S, Bufs, Results))
+    return report(E);
+  for (size_t I = 0; I < Pointers.size(); ++I) {
+    const ParamInfo &P = Info.Params[Pointers[I].Param];
+    NpyArray Array =
+        convertForOutput(Results[I].data(), P.Type.Element, Pointers[I].Shape);
     if (Error E = writeNpyFile(O.OutDir + "/" + P.Name + ".npy", Array))
       return report(E);
   }
+
+  std::string CheckFailure;
+  if (O.Check)
+    if (auto Code = runCheck(*Dev, *RefDev, *RefK, Info, Args, Pointers,
+                             Results, *Plan, Launch, CheckFailure))
+      return *Code;
+  if (O.BenchRuns)
+    if (auto Code = runBench(O, *Dev, *S, *K, Info, Args, Pointers, *Plan,
+                             Launch, Flops))
+      return *Code;
+  if (!CheckFailure.empty())
+    return report(kExitUser, CheckFailure);
   return 0;
 }
 

@@ -89,6 +89,11 @@ COMPILE OPTIONS:
   --emit=bundle         compile every variant for every target into a .kpack
                         bundle (the default when -o ends in .kpack or
                         --targets is given)
+  --emit=STAGE          with exactly one target: a backend's stage of every
+                        selected variant, each after a comment naming kernel
+                        and const params; NVIDIA: gpu (the GPU stage's
+                        per-thread form), llvm, ptx, cubin (binary: exactly
+                        one variant, pinned with -D)
   --targets=T,...       the bundle's targets (default: host); repeatable
   --host-cpu=CPU        the CPU of target 'host' (default: a portable
                         baseline, x86-64-v2 on x86-64; 'native': this machine)
@@ -106,6 +111,12 @@ RUN OPTIONS:
   --kernel NAME         the kernel to run (only it is compiled)
   -D NAME=VALUE, --host-cpu=CPU, --check-bounds   as for compile
   --device, --config, --out-dir, ARG=VALUE   as for kiln-run (kiln-run --help)
+  --check               compare with a second run on the host (kiln run
+                        compiles for the host only, so both runs are on the
+                        host: a determinism check); exit code 1 beyond the
+                        dtype's tolerance (kiln-run --help)
+  --bench[=N], --flops EXPR, --peak-tflops X   time N launches (default 100)
+                        as kiln-run does
 
 INSPECT OPTIONS:
   --json                print the manifest JSON with a table of the images
@@ -152,8 +163,25 @@ struct ResolvedTarget {
   TargetBackend *backend = nullptr;
 };
 
+/// --emit values of the front end and the bundle; anything else names a
+/// backend stage.
+bool isDriverEmit(llvm::StringRef emit) {
+  return emit == "ast" || emit == "tile" || emit == "tile-generic" ||
+         emit == "bundle";
+}
+
 /// Chooses the output kind and checks the options that go with it.
 std::optional<int> finishCompileArgs(Options &opts) {
+  if (!opts.emit.empty() && !isDriverEmit(opts.emit)) {
+    if (opts.targets.size() != 1)
+      return usageError("--emit=" + opts.emit + " shows one target's stage: "
+                        "give exactly one --targets (e.g. --targets=sm_90a)");
+    if (opts.listVariants || opts.summary)
+      return usageError(std::string(opts.listVariants ? "--list-variants"
+                                                      : "--summary") +
+                        " cannot be combined with --emit=" + opts.emit);
+    return std::nullopt;
+  }
   bool bundleOptions = !opts.targets.empty() || opts.hostCpu || opts.checkBounds;
   if (opts.emit.empty()) {
     bool text = opts.listVariants || opts.summary;
@@ -199,13 +227,11 @@ std::optional<int> parseCompileArgs(llvm::ArrayRef<const char *> args,
       opts.summary = true;
     } else if (isLong("--emit")) {
       auto v = value("--emit");
-      if (!v)
-        return usageError(
-            "--emit needs a value: ast, tile, tile-generic or bundle");
-      if (*v != "ast" && *v != "tile" && *v != "tile-generic" &&
-          *v != "bundle")
-        return usageError("unknown --emit value '" + *v +
-                          "' (expected ast, tile, tile-generic or bundle)");
+      if (!v || v->empty())
+        return usageError("--emit needs a value: ast, tile, tile-generic, "
+                          "bundle, or a backend stage (gpu, llvm, ptx, "
+                          "cubin, ...) with one --targets");
+      // Backend stages are checked against the target's backend later.
       opts.emit = *v;
     } else if (isLong("--targets")) {
       auto v = value("--targets");
@@ -507,6 +533,55 @@ int emitBundle(const Options &opts, mlir::ModuleOp specialized,
   return writeBinaryOutput(opts, *bytes);
 }
 
+/// `BLOCK=1024, warps=4` of a variant module's `kiln.variant`.
+std::string variantConfig(mlir::ModuleOp variant) {
+  std::string text;
+  if (auto v = variant->getAttrOfType<mlir::DictionaryAttr>("kiln.variant"))
+    for (mlir::NamedAttribute na : v)
+      if (auto i = llvm::dyn_cast<mlir::IntegerAttr>(na.getValue()))
+        text += (text.empty() ? "" : ", ") + na.getName().str() + "=" +
+                std::to_string(i.getInt());
+  return text;
+}
+
+/// --emit=STAGE: the backend's stage of every specialized variant (text),
+/// or of the one variant (binary).
+int emitStage(const Options &opts, mlir::ModuleOp specialized,
+              const ResolvedTarget &target) {
+  std::vector<mlir::ModuleOp> variants(
+      specialized.getOps<mlir::ModuleOp>().begin(),
+      specialized.getOps<mlir::ModuleOp>().end());
+  bool binary = target.backend->isBinaryStage(opts.emit);
+  if (binary && variants.size() != 1) {
+    std::string list;
+    for (mlir::ModuleOp v : variants)
+      list += "\n  " + (v.getSymName() ? v.getSymName()->str() : "?") +
+              "  " + variantConfig(v);
+    return userError("--emit=" + opts.emit + " writes one code object, but " +
+                     llvm::Twine(variants.size()) +
+                     " variants are selected; pin one with --kernel and -D:" +
+                     list);
+  }
+  std::string out;
+  for (mlir::ModuleOp v : variants) {
+    std::string entry = v.getSymName() ? v.getSymName()->str() : "kernel";
+    llvm::Expected<std::string> text =
+        target.backend->emitStage(v, target.arch, entry, opts.emit);
+    if (!text) {
+      llvm::errs() << "kiln: error: --emit=" << opts.emit << " of " << entry
+                   << " for '" << target.name
+                   << "': " << llvm::toString(text.takeError()) << "\n";
+      return kExitUser;
+    }
+    if (binary)
+      return writeBinaryOutput(opts, *text);
+    std::string comment = opts.emit == "llvm" ? ";" : "//";
+    out += comment + " kernel " + entry + " (" + variantConfig(v) + ") for " +
+           target.name + "\n" + *text + "\n";
+  }
+  return writeOutput(opts, out);
+}
+
 /// One line per specialized variant: name, const params, op counts.
 void printSummary(mlir::ModuleOp mod, llvm::raw_ostream &os) {
   for (auto sub : mod.getOps<mlir::ModuleOp>()) {
@@ -541,6 +616,25 @@ void printSummary(mlir::ModuleOp mod, llvm::raw_ostream &os) {
 int runCompile(const Options &opts) {
   // Command-line problems first, before reading anything.
   std::vector<ResolvedTarget> targets;
+  bool stage = !isDriverEmit(opts.emit);
+  if (stage) {
+    if (auto rc = resolveTargets(opts, targets))
+      return *rc;
+    TargetBackend *backend = targets.front().backend;
+    std::vector<std::string> stages = backend->getStages();
+    if (!llvm::is_contained(stages, opts.emit))
+      return usageError(
+          "unknown --emit value '" + opts.emit + "' for target '" +
+          targets.front().name + "' (expected ast, tile, tile-generic, bundle" +
+          (stages.empty() ? std::string()
+                          : ", or one of the " + backend->getName().str() +
+                                " stages: " + llvm::join(stages, ", ")) +
+          ")");
+    if (backend->isBinaryStage(opts.emit) && opts.output == "-" &&
+        llvm::outs().is_displayed())
+      return usageError("--emit=" + opts.emit + " is binary; refusing to "
+                        "write it to a terminal (use -o FILE)");
+  }
   if (opts.emit == "bundle") {
     if (auto rc = resolveTargets(opts, targets))
       return *rc;
@@ -648,7 +742,7 @@ int runCompile(const Options &opts) {
   auto mod = emitModule(ctx, *module, sema, sm, toEmit);
   if (!mod)
     return kExitUser;
-  if (opts.emit == "tile" || opts.emit == "bundle" || opts.summary) {
+  if (opts.emit == "tile" || opts.emit == "bundle" || opts.summary || stage) {
     mlir::PassManager pm(&ctx);
     buildTilePipeline(pm);
     if (mlir::failed(pm.run(*mod)))
@@ -656,6 +750,8 @@ int runCompile(const Options &opts) {
   }
   if (opts.emit == "bundle")
     return emitBundle(opts, *mod, toEmit, sema, targets);
+  if (stage)
+    return emitStage(opts, *mod, targets.front());
   std::string text;
   llvm::raw_string_ostream os(text);
   if (opts.summary) {
@@ -710,6 +806,12 @@ int runRun(llvm::ArrayRef<const char *> args) {
       opts.kernels = {*v};
       runArgs.push_back("--kernel");
       runArgs.push_back(*v);
+    } else if ((a == "--device" || a == "--config" || a == "--out-dir" ||
+                a == "--flops" || a == "--peak-tflops") &&
+               i + 1 < args.size()) {
+      // kiln-run's options that take a value: the value is never the input.
+      runArgs.push_back(a.str());
+      runArgs.push_back(args[++i]);
     } else if (opts.input.empty() && !a.starts_with("-") && !a.contains('=')) {
       opts.input = a.str();
     } else {
@@ -720,6 +822,8 @@ int runRun(llvm::ArrayRef<const char *> args) {
     return usageError("kiln run: no .tile file given");
   if (opts.kernels.empty())
     return usageError("kiln run: no kernel given: use --kernel NAME");
+  // The host only, so the bundle always has the host images that --check's
+  // reference run needs (with --check, both runs are on the host).
   opts.targets = {std::string(kHostTarget)};
   std::string bundleBytes;
   opts.bundleSink = &bundleBytes;

@@ -11,6 +11,7 @@
 
 include "compiler/GPU/IR/KilnGPUDialect.td"
 include "compiler/GPU/IR/KilnGPUAttrInterfaces.td"
+include "mlir/IR/TensorEncoding.td"
 
 class KilnGPU_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<KilnGPU_Dialect, name, traits> {
@@ -18,7 +19,8 @@ class KilnGPU_Attr<string name, string attrMnemonic, list<Trait> traits = []>
 }
 
 def KilnGPU_BlockedAttr : KilnGPU_Attr<"Blocked", "blocked",
-    [DeclareAttrInterfaceMethods<KilnGPU_DistributedLayout>]> {
+    [DeclareAttrInterfaceMethods<KilnGPU_DistributedLayout>,
+     DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
   let summary = "each thread holds a block of consecutive elements";
   let description = [{
     Per dimension: `sizePerThread` consecutive elements per thread,
@@ -46,7 +48,8 @@ def KilnGPU_BlockedAttr : KilnGPU_Attr<"Blocked", "blocked",
 }
 
 def KilnGPU_SliceAttr : KilnGPU_Attr<"Slice", "slice",
-    [DeclareAttrInterfaceMethods<KilnGPU_DistributedLayout>]> {
+    [DeclareAttrInterfaceMethods<KilnGPU_DistributedLayout>,
+     DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
   let summary = "the parent layout with one dimension removed";
   let description = [{
     The layout of a reduction's result: the elements of `parent` with
@@ -63,7 +66,8 @@ def KilnGPU_SliceAttr : KilnGPU_Attr<"Slice", "slice",
 }
 
 def KilnGPU_MmaAttr : KilnGPU_Attr<"Mma", "mma",
-    [DeclareAttrInterfaceMethods<KilnGPU_DistributedLayout>]> {
+    [DeclareAttrInterfaceMethods<KilnGPU_DistributedLayout>,
+     DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
   let summary = "accumulator layout of a matrix instruction";
   let description = [{
     The accumulator (and result) layout of the target's matrix instruction
@@ -83,7 +87,8 @@ def KilnGPU_MmaAttr : KilnGPU_Attr<"Mma", "mma",
 }
 
 def KilnGPU_OperandAttr : KilnGPU_Attr<"Operand", "operand",
-    [DeclareAttrInterfaceMethods<KilnGPU_DistributedLayout>]> {
+    [DeclareAttrInterfaceMethods<KilnGPU_DistributedLayout>,
+     DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
   let summary = "operand layout of a matrix instruction";
   let description = [{
     The layout of operand `index` (0: A, M x K; 1: B, K x N) of the matrix

@@ -121,3 +121,11 @@ LogicalResult MmaOp::verify() {
     return failure();
   return success();
 }
+
+LogicalResult AtomicRMWOp::verify() {
+  static const char *const kinds[] = {"add", "max",  "min", "umax", "umin",
+                                      "and", "or",   "xor", "xchg"};
+  if (!llvm::is_contained(kinds, getKind()))
+    return emitOpError("unknown atomic kind '") << getKind() << "'";
+  return success();
+}

@@ -242,4 +242,81 @@ def KilnGPU_MmaOp : KilnGPU_Op<"mma", [Pure,
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Per-thread form: atomics
+//===----------------------------------------------------------------------===//
+
+def KilnGPU_AtomicRMWOp : KilnGPU_Op<"atomic_rmw",
+    [AllTypesMatch<["val", "result"]>]> {
+  let summary = "atomic read-modify-write of one global element";
+  let description = [{
+    When `mask` is true (or absent), atomically replaces the element at the
+    global address `addr` by `old <kind> val` (the kinds of
+    `kiln.atomic_rmw`, acquire-release at device scope) and yields the old
+    value; otherwise does nothing and yields zero. `kind` is the keyword
+    of `kiln.atomic_rmw` (`add`, `max`, `min`, `umax`, `umin`, `and`, `or`,
+    `xor`, `xchg`).
+
+    ```mlir
+    %old = kiln_gpu.atomic_rmw "add" %addr, %v, mask %m : f32
+    ```
+  }];
+  let arguments = (ins StrAttr:$kind, I64:$addr,
+                       AnyTypeOf<[AnyInteger, AnyFloat]>:$val,
+                       Optional<I1>:$mask);
+  let results = (outs AnyTypeOf<[AnyInteger, AnyFloat]>:$result);
+  let assemblyFormat = [{
+    $kind $addr `,` $val (`,` `mask` $mask^)? attr-dict `:` type($val)
+  }];
+  let hasVerifier = 1;
+}
+
+def KilnGPU_AtomicCASOp : KilnGPU_Op<"atomic_cas",
+    [AllTypesMatch<["cmp", "val", "result"]>]> {
+  let summary = "atomic compare-and-swap of one global element";
+  let description = [{
+    Atomically replaces the element at `addr` by `val` if it equals `cmp`
+    (bitwise), acquire-release at device scope; yields the old value.
+
+    ```mlir
+    %old = kiln_gpu.atomic_cas %addr, %cmp, %v : i32
+    ```
+  }];
+  let arguments = (ins I64:$addr, AnyTypeOf<[AnyInteger, AnyFloat]>:$cmp,
+                       AnyTypeOf<[AnyInteger, AnyFloat]>:$val);
+  let results = (outs AnyTypeOf<[AnyInteger, AnyFloat]>:$result);
+  let assemblyFormat = "$addr `,` $cmp `,` $val attr-dict `:` type($val)";
+}
+
+//===----------------------------------------------------------------------===//
+// Per-thread form: debugging
+//===----------------------------------------------------------------------===//
+
+def KilnGPU_PrintfOp : KilnGPU_Op<"printf"> {
+  let summary = "print a formatted line from this thread";
+  let description = [{
+    C `printf` of `format` with `args` (integers printed with %d/%u/%lld,
+    floats with %g after widening to f64), where the target has device
+    printf.
+
+    ```mlir
+    kiln_gpu.printf "x[%d] = %g\n" (%i, %x : i32, f32)
+    ```
+  }];
+  let arguments = (ins StrAttr:$format,
+                       Variadic<AnyTypeOf<[AnyInteger, AnyFloat]>>:$args);
+  let assemblyFormat = [{
+    $format (` ` `(` $args^ `:` type($args) `)`)? attr-dict
+  }];
+}
+
+def KilnGPU_TrapOp : KilnGPU_Op<"trap"> {
+  let summary = "stop the kernel with an error";
+  let description = [{
+    Ends the launch with an error the runtime reports (a failed assertion);
+    any `kiln_gpu.printf` before it says why.
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
 #endif // KILN_GPU_OPS_TD

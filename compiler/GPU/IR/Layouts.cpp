@@ -221,3 +221,61 @@ BlockedAttr kiln::gpu::getDefaultBlockedLayout(MLIRContext *ctx,
     order.push_back(d);
   return getCoalescedLayout(ctx, shape, order, 1, warpSize, numWarps);
 }
+
+//===----------------------------------------------------------------------===//
+// Tile types with a layout
+//===----------------------------------------------------------------------===//
+
+/// A layout fits tiles of one rank, whose dimensions are powers of two.
+static LogicalResult verifyTile(function_ref<InFlightDiagnostic()> emitError,
+                                ArrayRef<int64_t> shape, unsigned rank,
+                                StringRef what) {
+  if (shape.size() != rank)
+    return emitError() << what << " layout of rank " << rank
+                       << " on a tile of rank " << shape.size();
+  for (int64_t d : shape)
+    if (d <= 0 || !llvm::isPowerOf2_64(d))
+      return emitError() << what
+                         << " layout on a tile whose dimensions are not "
+                            "static powers of two";
+  return success();
+}
+
+LogicalResult
+BlockedAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
+                            function_ref<InFlightDiagnostic()> emitError) const {
+  return verifyTile(emitError, shape, getOrder().size(), "blocked");
+}
+
+LogicalResult
+SliceAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
+                          function_ref<InFlightDiagnostic()> emitError) const {
+  // The parent's rank, less the sliced dimension.
+  unsigned parentRank = 2;
+  if (auto b = dyn_cast<BlockedAttr>(getParent()))
+    parentRank = b.getOrder().size();
+  else if (auto s = dyn_cast<SliceAttr>(getParent()))
+    return emitError() << "slice of a slice layout is not supported";
+  if (getDim() >= parentRank)
+    return emitError() << "slice dimension " << getDim()
+                       << " outside its parent of rank " << parentRank;
+  return verifyTile(emitError, shape, parentRank - 1, "slice");
+}
+
+LogicalResult
+MmaAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
+                        function_ref<InFlightDiagnostic()> emitError) const {
+  if (!lookupMatrixInstr(getInstr()))
+    return emitError() << "unknown matrix instruction '" << getInstr() << "'";
+  if (getWarpsPerBlock().size() != 2)
+    return emitError() << "mma layout needs warps for rows and columns";
+  return verifyTile(emitError, shape, 2, "mma");
+}
+
+LogicalResult
+OperandAttr::verifyEncoding(ArrayRef<int64_t> shape, Type elementType,
+                            function_ref<InFlightDiagnostic()> emitError) const {
+  if (getIndex() > 1)
+    return emitError() << "operand index must be 0 (A) or 1 (B)";
+  return getParent().verifyEncoding(shape, elementType, emitError);
+}

@@ -1,0 +1,317 @@
+//===- ThreadDataMovement.cpp - Tiles built and moved between layouts -------===//
+//
+// The per-thread form of tile construction (arange, splat, constants)
+// and of every data movement (broadcast, expand_dims, trans, reshape,
+// convert_layout): derived from the two linear layouts involved, as a
+// register permutation when lanes and warps keep their elements, else a
+// round trip through shared memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/GPU/ThreadLowering.h"
+
+#include "compiler/Dialect/KilnDialect.h"
+#include "compiler/GPU/AxisInfo.h"
+#include "compiler/GPU/IR/KilnGPUDialect.h"
+#include "compiler/GPU/StageUtils.h"
+#include "compiler/GPU/TargetDesc.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::gpu;
+using namespace kiln::gpu::threads;
+
+namespace {
+
+/// Moves the registers `src` (held as `srcL` says) into the registers of
+/// `dstL` (same outputs). `dstType` is the per-thread vector type.
+class DataMover {
+public:
+  DataMover(ConversionPatternRewriter &b, Location loc, const GPUTarget &t)
+      : b(b), loc(loc), target(t) {}
+
+  FailureOr<Value> move(Value src, const LinearLayout &srcL,
+                        const LinearLayout &dstL, VectorType dstType) {
+    std::optional<LinearLayout> x = dstL.invertAndCompose(srcL);
+    if (!x)
+      return failure();
+    if (isRegisterOnly(*x, srcL, dstL))
+      return permuteRegisters(src, *x, dstL, dstType);
+    return throughShared(src, srcL, dstL, dstType);
+  }
+
+private:
+  /// True when every thread of dst finds its elements in its own src
+  /// registers: lane and warp bits map to themselves.
+  bool isRegisterOnly(const LinearLayout &x, const LinearLayout &srcL,
+                      const LinearLayout &dstL) {
+    for (StringRef hw : {dims::kLane, dims::kWarp}) {
+      for (int bit = 0; bit < dstL.getInDimSizeLog2(hw); ++bit) {
+        auto out = x.apply({{hw, int32_t(1) << bit}});
+        for (auto [k, od] : llvm::enumerate(x.getOutDims())) {
+          int32_t expected = od.name == hw ? (int32_t(1) << bit) : 0;
+          if (out[k] != expected)
+            return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  Value permuteRegisters(Value src, const LinearLayout &x,
+                         const LinearLayout &dstL, VectorType dstType) {
+    int32_t n = dstL.getInDimSize(dims::kRegister);
+    int regOut = -1;
+    for (auto [k, od] : llvm::enumerate(x.getOutDims()))
+      if (od.name == dims::kRegister)
+        regOut = k;
+    SmallVector<int64_t> mask;
+    for (int32_t r = 0; r < n; ++r)
+      mask.push_back(regOut < 0 || !dstL.hasInDim(dims::kRegister)
+                         ? 0
+                         : x.apply({{dims::kRegister, r}})[regOut]);
+    auto srcType = cast<VectorType>(src.getType());
+    if (srcType == dstType && llvm::all_of(llvm::enumerate(mask), [](auto p) {
+          return int64_t(p.index()) == p.value();
+        }))
+      return src;
+    return vector::ShuffleOp::create(b, loc, dstType, src, src,
+                                     b.getDenseI64ArrayAttr(mask));
+  }
+
+  /// Row-major element offset (in elements) of coordinates.
+  Value flatIndex(ArrayRef<Value> coords, ArrayRef<LinearLayout::OutDim> o) {
+    Value flat = i32Const(b, loc, 0);
+    for (auto [c, d] : llvm::zip(coords, o))
+      flat = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, flat, i32Const(b, loc, d.size)),
+          c);
+    return flat;
+  }
+
+  FailureOr<Value> throughShared(Value src, const LinearLayout &srcL,
+                                 const LinearLayout &dstL,
+                                 VectorType dstType) {
+    Type elem = dstType.getElementType();
+    int64_t elemBytes = getElementBytes(elem);
+    int64_t bytes = srcL.getTotalOutSize() * elemBytes;
+    if (bytes > target.maxSharedBytes)
+      return failure();
+    Value buf = SharedAllocOp::create(
+        b, loc, SharedBufferType::get(b.getContext()), b.getI64IntegerAttr(bytes),
+        b.getI64IntegerAttr(std::max<int64_t>(16, elemBytes)), IntegerAttr());
+    // Row-major offsets of power-of-two tiles are the coordinates' bits
+    // side by side, so offset(hw ^ reg) = offset(hw) ^ offset(reg): one
+    // XOR with a constant per access. Consecutive registers holding
+    // consecutive elements of the last dimension move as one vector.
+    auto access = [&](const LinearLayout &l, Value vec, bool isStore,
+                      SmallVector<std::pair<int64_t, Value>> *loaded) {
+      SmallVector<Value, 3> hw = hardwareCoords(b, loc, l);
+      Value hwFlat = flatIndex(hw, l.getOutDims());
+      uint32_t copies = l.getFreeVariableMask(dims::kRegister);
+      int32_t regs = l.getInDimSize(dims::kRegister);
+      std::string last = l.getOutDims().back().name;
+      int32_t width = std::min<int32_t>(
+          {l.getNumConsecutive(dims::kRegister, last), regs,
+           int32_t(std::max<int64_t>(1, target.maxVectorBytes / elemBytes))});
+      auto part = VectorType::get({width}, elem);
+      for (int32_t r = 0; r < regs; r += width) {
+        if (isStore && (uint32_t(r) & copies))
+          continue; // a copy of an earlier register
+        SmallVector<int32_t, 3> rc = registerCoords(l, r);
+        int64_t regFlat = 0;
+        for (auto [c, o] : llvm::zip(rc, l.getOutDims()))
+          regFlat = regFlat * o.size + c;
+        Value element = arith::XOrIOp::create(b, loc, hwFlat,
+                                              i32Const(b, loc, regFlat));
+        Value offset = arith::MulIOp::create(b, loc, element,
+                                             i32Const(b, loc, elemBytes));
+        if (isStore) {
+          Value e = vector::ExtractStridedSliceOp::create(
+              b, loc, vec, ArrayRef<int64_t>{r}, ArrayRef<int64_t>{width},
+              ArrayRef<int64_t>{1});
+          SharedStoreOp::create(b, loc, buf, offset, e);
+        } else {
+          loaded->push_back(
+              {r, SharedLoadOp::create(b, loc, part, buf, offset)});
+        }
+      }
+    };
+    // Copies of one element held by several lanes or warps write the same
+    // value; writes are kept (a benign duplicate) only from the thread
+    // whose free bits are zero.
+    Value pred = ownerPredicate(b, loc, srcL);
+    if (pred) {
+      auto ifOp = scf::IfOp::create(b, loc, pred, /*withElse=*/false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      access(srcL, src, true, nullptr);
+    } else {
+      access(srcL, src, true, nullptr);
+    }
+        SmallVector<std::pair<int64_t, Value>> parts;
+    access(dstL, Value(), false, &parts);
+    Value result = arith::ConstantOp::create(
+        b, loc, dstType, b.getZeroAttr(dstType));
+    for (auto [r, p] : parts)
+      result = vector::InsertStridedSliceOp::create(
+          b, loc, p, result, ArrayRef<int64_t>{r}, ArrayRef<int64_t>{1});
+    return result;
+  }
+
+  ConversionPatternRewriter &b;
+  Location loc;
+  const GPUTarget &target;
+};
+
+struct ArangePattern : ThreadPattern<kiln::ArangeOp> {
+  using ThreadPattern::ThreadPattern;
+  LogicalResult
+  matchAndRewrite(kiln::ArangeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    LinearLayout l = getLinearLayout(op.getType());
+    VectorType vt = convertedType(op.getType());
+    SmallVector<Value, 3> hw = hardwareCoords(b, loc, l);
+    SmallVector<int32_t> regs;
+    for (int32_t r = 0; r < vt.getNumElements(); ++r)
+      regs.push_back(registerCoords(l, r)[0]);
+    Value regConst = arith::ConstantOp::create(
+        b, loc, vt, DenseElementsAttr::get(vt, ArrayRef<int32_t>(regs)));
+    Value coords = arith::XOrIOp::create(
+        b, loc, vector::BroadcastOp::create(b, loc, vt, hw[0]), regConst);
+    Value lo = vector::BroadcastOp::create(b, loc, vt, adaptor.getLo());
+    b.replaceOpWithNewOp<arith::AddIOp>(op, coords, lo);
+    return success();
+  }
+};
+
+struct SplatPattern : ThreadPattern<kiln::SplatOp> {
+  using ThreadPattern::ThreadPattern;
+  LogicalResult
+  matchAndRewrite(kiln::SplatOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &b) const override {
+    b.replaceOpWithNewOp<vector::BroadcastOp>(op, convertedType(op.getType()),
+                                              adaptor.getSrc());
+    return success();
+  }
+};
+
+struct ConstantPattern : ThreadPattern<arith::ConstantOp> {
+  using ThreadPattern::ThreadPattern;
+  LogicalResult
+  matchAndRewrite(arith::ConstantOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &b) const override {
+    auto dense = dyn_cast<SplatElementsAttr>(op.getValue());
+    if (!dense || !isa<RankedTensorType>(op.getType()))
+      return b.notifyMatchFailure(op, "only splat tile constants");
+    VectorType vt = convertedType(op.getType());
+    b.replaceOpWithNewOp<arith::ConstantOp>(
+        op, vt, SplatElementsAttr::get(vt, dense.getSplatValue<Attribute>()));
+    return success();
+  }
+};
+
+/// Broadcast, expand_dims, trans, reshape and convert_layout: data moves
+/// given the two layouts, relabelled to the same outputs.
+template <typename OpTy>
+struct MovePattern : ThreadPattern<OpTy> {
+  using ThreadPattern<OpTy>::ThreadPattern;
+  using OpAdaptor = typename OpTy::Adaptor;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &b) const override {
+    auto srcType = cast<RankedTensorType>(op->getOperand(0).getType());
+    auto dstType = cast<RankedTensorType>(op->getResult(0).getType());
+    LinearLayout srcL = getLinearLayout(srcType);
+    LinearLayout dstL = getLinearLayout(dstType);
+    if (!relabel(op, srcL, dstL, srcType, dstType))
+      return op.emitOpError("has layouts the GPU stage cannot relate");
+    DataMover mover(b, op.getLoc(), *this->c.target);
+    FailureOr<Value> v = mover.move(adaptor.getOperands()[0], srcL, dstL,
+                                    this->convertedType(dstType));
+    if (failed(v))
+      return op.emitOpError("needs more shared memory than ")
+             << this->c.target->arch << " has to change layouts";
+    b.replaceOp(op, *v);
+    return success();
+  }
+
+  /// Brings both layouts to the same outputs; false if impossible.
+  static bool relabel(OpTy op, LinearLayout &srcL, LinearLayout &dstL,
+                      RankedTensorType srcType, RankedTensorType dstType) {
+    if constexpr (std::is_same_v<OpTy, kiln::BroadcastOp>) {
+      // Each result element reads the source element with the broadcast
+      // coordinates at 0.
+      dstL = cutTo(dstL, srcType.getShape());
+      return true;
+    } else if constexpr (std::is_same_v<OpTy, kiln::ExpandDimsOp>) {
+      unsigned axis = op.getAxis();
+      LinearLayout l = srcL;
+      for (unsigned d = srcType.getRank(); d-- > axis;)
+        l = l.renameOut(dims::tileDim(d), dims::tileDim(d + 1));
+      srcL = l.insertOut(axis, dims::tileDim(axis));
+      return true;
+    } else if constexpr (std::is_same_v<OpTy, kiln::TransOp>) {
+      // Result dim i is source dim order[i].
+      LinearLayout l = srcL;
+      for (unsigned d = 0; d < srcType.getRank(); ++d)
+        l = l.renameOut(dims::tileDim(d), "t" + std::to_string(d));
+      SmallVector<std::string, 3> names;
+      for (int32_t o : op.getOrder())
+        names.push_back("t" + std::to_string(o));
+      SmallVector<StringRef, 3> refs(names.begin(), names.end());
+      l = l.transposeOuts(refs);
+      for (auto [i, o] : llvm::enumerate(op.getOrder()))
+        l = l.renameOut("t" + std::to_string(o), dims::tileDim(i));
+      srcL = l;
+      return true;
+    } else if constexpr (std::is_same_v<OpTy, kiln::ReshapeOp>) {
+      SmallVector<LinearLayout::OutDim, 3> outs;
+      for (auto [d, s] : llvm::enumerate(dstType.getShape()))
+        outs.push_back({dims::tileDim(d), int32_t(s)});
+      srcL = srcL.reshapeOuts(outs);
+      return true;
+    } else {
+      return true; // convert_layout: same tile, same outputs.
+    }
+  }
+};
+
+/// arith and math ops on tiles: the same op on the per-thread vectors.
+struct ElementwisePattern : ConversionPattern {
+  ElementwisePattern(const TypeConverter &tc, MLIRContext *ctx)
+      : ConversionPattern(tc, MatchAnyOpTypeTag(), /*benefit=*/1, ctx) {}
+
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &b) const override {
+    if (!op->hasTrait<OpTrait::Elementwise>() || op->getNumRegions() != 0 ||
+        !isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))
+      return failure();
+    SmallVector<Type> types;
+    if (failed(getTypeConverter()->convertTypes(op->getResultTypes(), types)))
+      return failure();
+    OperationState state(op->getLoc(), op->getName(), operands, types,
+                         op->getAttrs());
+    b.replaceOp(op, b.create(state)->getResults());
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::gpu::threads::populateDataMovementPatterns(const TypeConverter &tc,
+    RewritePatternSet &patterns, const Context &c) {
+  patterns.add<ArangePattern, SplatPattern, ConstantPattern, MovePattern<kiln::BroadcastOp>, MovePattern<kiln::ExpandDimsOp>, MovePattern<kiln::TransOp>, MovePattern<kiln::ReshapeOp>, MovePattern<ConvertLayoutOp>>(tc, patterns.getContext(), c);
+}
+
+void kiln::gpu::threads::populateElementwisePatterns(
+    const TypeConverter &tc, RewritePatternSet &patterns) {
+  patterns.add<ElementwisePattern>(tc, patterns.getContext());
+}

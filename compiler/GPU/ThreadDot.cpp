@@ -1,0 +1,110 @@
+//===- ThreadDot.cpp - Matrix products per warp -----------------------------===//
+//
+// kiln.dot in the per-thread form: one `kiln_gpu.mma` of the target's
+// matrix instruction per instruction tile and K step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/GPU/ThreadLowering.h"
+
+#include "compiler/Dialect/KilnDialect.h"
+#include "compiler/GPU/AxisInfo.h"
+#include "compiler/GPU/IR/KilnGPUDialect.h"
+#include "compiler/GPU/StageUtils.h"
+#include "compiler/GPU/TargetDesc.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::gpu;
+using namespace kiln::gpu::threads;
+
+namespace {
+
+/// kiln.dot with matrix-instruction layouts: for each (M tile, N tile) of
+/// the warp's share of the accumulator and each K step, one
+/// `kiln_gpu.mma` on the registers the operand layouts put there.
+struct DotPattern : ThreadPattern<kiln::DotOp> {
+  using ThreadPattern::ThreadPattern;
+
+  /// Register indices of each instruction tile of an operand: tiles keyed
+  /// by (row tile, column tile), registers in fragment order.
+  static std::map<std::pair<int32_t, int32_t>, SmallVector<int64_t>>
+  tiles(const LinearLayout &l, int32_t fragRegs, int32_t tileRows,
+        int32_t tileCols) {
+    std::map<std::pair<int32_t, int32_t>, SmallVector<int64_t>> out;
+    int32_t n = l.getInDimSize(dims::kRegister);
+    for (int32_t r = 0; r < n; ++r) {
+      SmallVector<int32_t, 3> rep = registerCoords(l, r & ~(fragRegs - 1));
+      auto &regs = out[{rep[0] / tileRows, rep[1] / tileCols}];
+      regs.resize(fragRegs, -1);
+      regs[r & (fragRegs - 1)] = r;
+    }
+    return out;
+  }
+
+  LogicalResult
+  matchAndRewrite(kiln::DotOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    auto mma = dyn_cast<MmaAttr>(op.getType().getEncoding());
+    if (!mma)
+      return op.emitOpError("has no matrix-instruction layout");
+    const MatrixInstr *instr = lookupMatrixInstr(mma.getInstr());
+    ArrayRef<int32_t> warps = mma.getWarpsPerBlock();
+    auto aType = cast<RankedTensorType>(op.getA().getType());
+    auto bType = cast<RankedTensorType>(op.getB().getType());
+    LinearLayout la = getLinearLayout(aType), lb = getLinearLayout(bType),
+                 lc = getLinearLayout(op.getType());
+    // The repeats of each operand start at multiples of the instruction
+    // tile times the warps along that dimension.
+    int32_t rowsA = instr->m * warps[0], rowsC = rowsA;
+    int32_t colsB = instr->n * warps[1], colsC = colsB;
+    auto aTiles = tiles(la, instr->getARegisters(), rowsA, instr->k);
+    auto bTiles = tiles(lb, instr->getBRegisters(), instr->k, colsB);
+    auto cTiles = tiles(lc, instr->getCRegisters(), rowsC, colsC);
+    int32_t kSteps = int32_t(aType.getShape()[1] / instr->k);
+
+    auto gather = [&](Value vec, ArrayRef<int64_t> regs) -> Value {
+      auto vt = cast<VectorType>(vec.getType());
+      auto part = VectorType::get({int64_t(regs.size())}, vt.getElementType());
+      return vector::ShuffleOp::create(b, loc, part, vec, vec,
+                                       b.getDenseI64ArrayAttr(regs));
+    };
+    Value acc = adaptor.getAcc();
+    auto accType = cast<VectorType>(acc.getType());
+    SmallVector<Value> accRegs;
+    for (int64_t r = 0; r < accType.getNumElements(); ++r)
+      accRegs.push_back(extractElement(b, loc, acc, r));
+    for (auto &[mn, cRegs] : cTiles) {
+      if (llvm::is_contained(cRegs, -1))
+        return op.emitOpError("accumulator layout does not cover whole "
+                              "instruction tiles");
+      Value c = gather(acc, cRegs);
+      for (int32_t k = 0; k < kSteps; ++k) {
+        auto ai = aTiles.find({mn.first, k});
+        auto bi = bTiles.find({k, mn.second});
+        if (ai == aTiles.end() || bi == bTiles.end())
+          return op.emitOpError("operand layouts do not cover the tile");
+        c = MmaOp::create(b, loc, c.getType(), instr->name,
+                          gather(adaptor.getA(), ai->second),
+                          gather(adaptor.getB(), bi->second), c);
+      }
+      for (auto [j, r] : llvm::enumerate(cRegs))
+        accRegs[r] = extractElement(b, loc, c, j);
+    }
+    b.replaceOpWithNewOp<vector::FromElementsOp>(op, accType, accRegs);
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::gpu::threads::populateDotPatterns(const TypeConverter &tc,
+    RewritePatternSet &patterns, const Context &c) {
+  patterns.add<DotPattern>(tc, patterns.getContext(), c);
+}

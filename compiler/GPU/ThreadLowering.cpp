@@ -1,0 +1,120 @@
+//===- ThreadLowering.cpp - Helpers of the per-thread conversion ----------===//
+
+#include "compiler/GPU/ThreadLowering.h"
+
+#include "compiler/GPU/IR/KilnGPUDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace kiln::gpu;
+
+namespace kiln::gpu::threads {
+
+Value i32Const(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(int32_t(v)));
+}
+
+/// This thread's part of a layout's coordinates: for each output dim, the
+/// XOR of the lane and warp bases of the bits set in this thread's ids.
+SmallVector<Value, 3> hardwareCoords(OpBuilder &b, Location loc,
+                                     const LinearLayout &l) {
+  SmallVector<Value, 3> coords;
+  Value zero = i32Const(b, loc, 0);
+  for (size_t d = 0; d < l.getOutDims().size(); ++d)
+    coords.push_back(zero);
+  for (auto [kind, name] : {std::pair{HwIdKind::lane, dims::kLane},
+                            std::pair{HwIdKind::warp, dims::kWarp}}) {
+    if (!l.hasInDim(name))
+      continue;
+    Value id = HwIdOp::create(b, loc, kind);
+    for (int bit = 0; bit < l.getInDimSizeLog2(name); ++bit) {
+      const LinearLayout::Basis &basis = l.getBasis(name, bit);
+      // set = (id >> bit) & 1; coord ^= set * basis (a select of consts).
+      Value set = arith::AndIOp::create(
+          b, loc,
+          arith::ShRUIOp::create(b, loc, id, i32Const(b, loc, bit)),
+          i32Const(b, loc, 1));
+      Value isSet = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                          set, i32Const(b, loc, 0));
+      for (auto [d, c] : llvm::enumerate(basis)) {
+        if (c == 0)
+          continue;
+        Value term = arith::SelectOp::create(b, loc, isSet, i32Const(b, loc, c),
+                                             i32Const(b, loc, 0));
+        coords[d] = arith::XOrIOp::create(b, loc, coords[d], term);
+      }
+    }
+  }
+  return coords;
+}
+
+/// True for the one thread among the copies of each element (its lane and
+/// warp bits that hold copies are zero); null when no thread holds copies.
+Value ownerPredicate(OpBuilder &b, Location loc, const LinearLayout &l) {
+  Value pred;
+  for (auto [kind, name] : {std::pair{HwIdKind::lane, dims::kLane},
+                            std::pair{HwIdKind::warp, dims::kWarp}}) {
+    uint32_t free = l.getFreeVariableMask(name);
+    if (!free)
+      continue;
+    Value id = HwIdOp::create(b, loc, kind);
+    Value bits = arith::AndIOp::create(b, loc, id, i32Const(b, loc, free));
+    Value isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         bits, i32Const(b, loc, 0));
+    pred = pred ? arith::AndIOp::create(b, loc, pred, isZero) : isZero;
+  }
+  return pred;
+}
+
+/// Row-major element index (i32) of this thread's element in register
+/// `r`, given the thread's part `hwFlat` (flatIndex of hardwareCoords).
+int64_t registerFlat(const LinearLayout &l, int32_t r) {
+  SmallVector<int32_t, 3> rc = l.hasInDim(dims::kRegister)
+                                   ? l.apply({{dims::kRegister, r}})
+                                   : SmallVector<int32_t, 3>(
+                                         l.getOutDims().size(), 0);
+  int64_t flat = 0;
+  for (auto [c, o] : llvm::zip(rc, l.getOutDims()))
+    flat = flat * o.size + c;
+  return flat;
+}
+
+/// Row-major element index of `coords` (one i32 per output of `l`).
+Value flatOf(OpBuilder &b, Location loc, ArrayRef<Value> coords,
+             ArrayRef<LinearLayout::OutDim> outs) {
+  Value flat = i32Const(b, loc, 0);
+  for (auto [c, d] : llvm::zip(coords, outs))
+    flat = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, flat, i32Const(b, loc, d.size)),
+        c);
+  return flat;
+}
+
+/// The register part of register `r`'s coordinates.
+SmallVector<int32_t, 3> registerCoords(const LinearLayout &l, int32_t r) {
+  if (!l.hasInDim(dims::kRegister))
+    return SmallVector<int32_t, 3>(l.getOutDims().size(), 0);
+  return l.apply({{dims::kRegister, r}});
+}
+
+/// The layout of `type` with its outputs cut to `sizes` (coordinates
+/// beyond them wrap: those threads read copies).
+LinearLayout cutTo(const LinearLayout &l, ArrayRef<int64_t> sizes) {
+  SmallVector<int32_t, 3> s(sizes.begin(), sizes.end());
+  return l.fitToShape(s, dims::kRegister);
+}
+
+Value extractElement(OpBuilder &b, Location loc, Value vec, int64_t i) {
+  return vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{i});
+}
+
+Value extractSlice(OpBuilder &b, Location loc, Value vec, int64_t i,
+                   int64_t n) {
+  return vector::ExtractStridedSliceOp::create(
+      b, loc, vec, ArrayRef<int64_t>{i}, ArrayRef<int64_t>{n},
+      ArrayRef<int64_t>{1});
+}
+
+} // namespace kiln::gpu::threads

@@ -1,0 +1,107 @@
+//===- ThreadLowering.h - The per-thread conversion's parts -----*- C++ -*-===//
+//
+// convert-tile-to-gpu-threads (ConvertToThreads.cpp) turns each tile into
+// the vector of registers one thread holds. Its patterns live in one file
+// per op family (ThreadDataMovement, ThreadMemory, ThreadReductions,
+// ThreadDot); this header holds what they share: the patterns' context
+// and base class, and helpers that compute, from a tile's linear layout,
+// which element each register of this thread holds.
+//
+// Not installed; only the stage's own files include it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_COMPILER_GPU_THREADLOWERING_H
+#define KILN_COMPILER_GPU_THREADLOWERING_H
+
+#include "compiler/GPU/LinearLayout.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace kiln::gpu {
+
+class AxisInfoAnalysis;
+struct GPUTarget;
+
+namespace threads {
+
+/// What every pattern of the conversion may read.
+struct Context {
+  const GPUTarget *target;
+  const AxisInfoAnalysis *axis;
+  bool checked; ///< assertions are compiled (checked builds)
+};
+
+/// Base of the patterns: the converted (per-thread vector) type of a tile.
+template <typename OpTy>
+class ThreadPattern : public mlir::OpConversionPattern<OpTy> {
+public:
+  ThreadPattern(const mlir::TypeConverter &tc, mlir::MLIRContext *ctx,
+                const Context &c)
+      : mlir::OpConversionPattern<OpTy>(tc, ctx), c(c) {}
+
+protected:
+  mlir::VectorType convertedType(mlir::Type t) const {
+    return llvm::cast<mlir::VectorType>(
+        this->getTypeConverter()->convertType(t));
+  }
+  const Context &c;
+};
+
+/// An i32 constant.
+mlir::Value i32Const(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
+
+/// This thread's part of a layout's coordinates: for each output dim, the
+/// XOR of the lane and warp bases of the bits set in this thread's ids.
+llvm::SmallVector<mlir::Value, 3>
+hardwareCoords(mlir::OpBuilder &b, mlir::Location loc, const LinearLayout &l);
+
+/// True for the one thread among the copies of each element (its lane and
+/// warp bits that hold copies are zero); null when no thread holds copies.
+mlir::Value ownerPredicate(mlir::OpBuilder &b, mlir::Location loc,
+                           const LinearLayout &l);
+
+/// The row-major element index of register `r`'s part of the coordinates
+/// (XOR it with the thread's part: row-major offsets of power-of-two tiles
+/// are the coordinates' bits side by side).
+int64_t registerFlat(const LinearLayout &l, int32_t r);
+
+/// Row-major element index of `coords` (one i32 per output of a layout).
+mlir::Value flatOf(mlir::OpBuilder &b, mlir::Location loc,
+                   llvm::ArrayRef<mlir::Value> coords,
+                   llvm::ArrayRef<LinearLayout::OutDim> outs);
+
+/// The register part of register `r`'s coordinates.
+llvm::SmallVector<int32_t, 3> registerCoords(const LinearLayout &l,
+                                             int32_t r);
+
+/// The layout with its outputs cut to `sizes` (coordinates beyond them
+/// wrap: those threads read copies).
+LinearLayout cutTo(const LinearLayout &l, llvm::ArrayRef<int64_t> sizes);
+
+/// Element `i` of a per-thread vector, and `n` elements from `i` on.
+mlir::Value extractElement(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value vec, int64_t i);
+mlir::Value extractSlice(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value vec, int64_t i, int64_t n);
+
+/// The patterns, by family.
+void populateDataMovementPatterns(const mlir::TypeConverter &tc,
+                                  mlir::RewritePatternSet &patterns,
+                                  const Context &c);
+void populateElementwisePatterns(const mlir::TypeConverter &tc,
+                                 mlir::RewritePatternSet &patterns);
+void populateMemoryPatterns(const mlir::TypeConverter &tc,
+                            mlir::RewritePatternSet &patterns,
+                            const Context &c);
+void populateReductionPatterns(const mlir::TypeConverter &tc,
+                               mlir::RewritePatternSet &patterns,
+                               const Context &c);
+void populateDotPatterns(const mlir::TypeConverter &tc,
+                         mlir::RewritePatternSet &patterns, const Context &c);
+
+} // namespace threads
+} // namespace kiln::gpu
+
+#endif // KILN_COMPILER_GPU_THREADLOWERING_H

@@ -1,0 +1,376 @@
+//===- ThreadMemory.cpp - Global memory, atomics and debugging ops ----------===//
+//
+// Loads and stores through tiles of pointers (as many consecutive
+// elements per access as the layout and the axis analysis allow), pointer
+// arithmetic, atomics, print and assert, in the per-thread form.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/GPU/ThreadLowering.h"
+
+#include "compiler/Dialect/KilnDialect.h"
+#include "compiler/GPU/AxisInfo.h"
+#include "compiler/GPU/IR/KilnGPUDialect.h"
+#include "compiler/GPU/StageUtils.h"
+#include "compiler/GPU/TargetDesc.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::gpu;
+using namespace kiln::gpu::threads;
+
+namespace {
+
+struct AddPtrPattern : ThreadPattern<kiln::AddPtrOp> {
+  using ThreadPattern::ThreadPattern;
+  LogicalResult
+  matchAndRewrite(kiln::AddPtrOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    Type resType = getTypeConverter()->convertType(op.getType());
+    int64_t bytes = getElementBytes(getPointeeType(op.getType()));
+    Value offset = adaptor.getOffset();
+    Type i64 = resType;
+    if (getElementTypeOrSelf(offset.getType()).getIntOrFloatBitWidth() < 64)
+      offset = arith::ExtSIOp::create(b, loc, i64, offset);
+    Value scale = arith::ConstantOp::create(
+        b, loc, i64,
+        isa<VectorType>(i64)
+            ? TypedAttr(SplatElementsAttr::get(cast<VectorType>(i64),
+                                               b.getI64IntegerAttr(bytes)))
+            : TypedAttr(b.getI64IntegerAttr(bytes)));
+    Value scaled = arith::MulIOp::create(b, loc, offset, scale);
+    b.replaceOpWithNewOp<arith::AddIOp>(op, adaptor.getPtr(), scaled);
+    return success();
+  }
+};
+
+/// Loads and stores through tiles of pointers, `vector` elements at once.
+struct AccessPlan {
+  int32_t vector = 1;
+  int64_t alignment = 1;
+  int64_t elemBytes = 1;
+};
+
+AccessPlan planAccess(const Context &c, Value ptr, Value mask,
+                      RankedTensorType ptrType) {
+  AccessPlan p;
+  p.elemBytes = getElementBytes(getPointeeType(ptrType));
+  LinearLayout l = getLinearLayout(ptrType);
+  unsigned last = ptrType.getRank() - 1;
+  // Consecutive registers along the fastest dimension of the layout...
+  int32_t regs = 1;
+  for (unsigned d = 0; d <= last; ++d)
+    regs = std::max(regs, l.getNumConsecutive(dims::kRegister, dims::tileDim(d)));
+  unsigned dim = last;
+  for (unsigned d = 0; d <= last; ++d)
+    if (l.getNumConsecutive(dims::kRegister, dims::tileDim(d)) == regs)
+      dim = d;
+  // ... that the axis analysis proves contiguous and aligned.
+  int64_t proven = c.axis->getVectorizableElements(ptr, dim, mask);
+  int64_t widest = std::max<int64_t>(1, c.target->maxVectorBytes / p.elemBytes);
+  p.vector = int32_t(std::max<int64_t>(
+      1, std::min<int64_t>({int64_t(regs), proven, widest})));
+  p.alignment = p.vector * p.elemBytes;
+  return p;
+}
+
+struct LoadPattern : ThreadPattern<kiln::LoadOp> {
+  using ThreadPattern::ThreadPattern;
+  LogicalResult
+  matchAndRewrite(kiln::LoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    auto ptrType = dyn_cast<RankedTensorType>(op.getPtr().getType());
+    if (!ptrType) {
+      // A scalar load: one element.
+      auto vt = VectorType::get({1}, op.getType());
+      Value other;
+      if (adaptor.getOther())
+        other = vector::BroadcastOp::create(b, loc, vt, adaptor.getOther());
+      Value v = GlobalLoadOp::create(
+          b, loc, vt, adaptor.getPtr(), adaptor.getMask(), other,
+          b.getI64IntegerAttr(getElementBytes(op.getType())));
+      b.replaceOp(op, extractElement(b, loc, v, 0));
+      return success();
+    }
+    AccessPlan p = planAccess(c, op.getPtr(), op.getMask(), ptrType);
+    VectorType vt = convertedType(op.getType());
+    auto part = VectorType::get({p.vector}, vt.getElementType());
+    Value result = arith::ConstantOp::create(b, loc, vt, b.getZeroAttr(vt));
+    for (int64_t r = 0; r < vt.getNumElements(); r += p.vector) {
+      Value addr = extractElement(b, loc, adaptor.getPtr(), r);
+      Value mask = adaptor.getMask()
+                       ? extractElement(b, loc, adaptor.getMask(), r)
+                       : Value();
+      Value other = adaptor.getOther()
+                        ? extractSlice(b, loc, adaptor.getOther(), r, p.vector)
+                        : Value();
+      Value v = GlobalLoadOp::create(b, loc, part, addr, mask, other,
+                                     b.getI64IntegerAttr(p.alignment));
+      result = vector::InsertStridedSliceOp::create(
+          b, loc, v, result, ArrayRef<int64_t>{r}, ArrayRef<int64_t>{1});
+    }
+    b.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct StorePattern : ThreadPattern<kiln::StoreOp> {
+  using ThreadPattern::ThreadPattern;
+  LogicalResult
+  matchAndRewrite(kiln::StoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    auto ptrType = dyn_cast<RankedTensorType>(op.getPtr().getType());
+    if (!ptrType) {
+      auto vt = VectorType::get({1}, adaptor.getValue().getType());
+      Value v = vector::BroadcastOp::create(b, loc, vt, adaptor.getValue());
+      GlobalStoreOp::create(
+          b, loc, adaptor.getPtr(), v, adaptor.getMask(),
+          b.getI64IntegerAttr(getElementBytes(op.getValue().getType())));
+      b.eraseOp(op);
+      return success();
+    }
+    AccessPlan p = planAccess(c, op.getPtr(), op.getMask(), ptrType);
+    auto vt = cast<VectorType>(adaptor.getValue().getType());
+    // Copies of an element (zero register bases, or lanes and warps that
+    // hold the same elements) all store the same value: harmless, and the
+    // hardware merges them; registers that repeat are skipped.
+    uint32_t copies =
+        getLinearLayout(ptrType).getFreeVariableMask(dims::kRegister);
+    for (int64_t r = 0; r < vt.getNumElements(); r += p.vector) {
+      if (uint32_t(r) & copies)
+        continue;
+      Value addr = extractElement(b, loc, adaptor.getPtr(), r);
+      Value mask = adaptor.getMask()
+                       ? extractElement(b, loc, adaptor.getMask(), r)
+                       : Value();
+      Value v = extractSlice(b, loc, adaptor.getValue(), r, p.vector);
+      GlobalStoreOp::create(b, loc, addr, v, mask,
+                            b.getI64IntegerAttr(p.alignment));
+    }
+    b.eraseOp(op);
+    return success();
+  }
+};
+
+/// Atomics: one `kiln_gpu.atomic_rmw` / `atomic_cas` per register (copies
+/// of an element held by several threads act once: only the owner).
+struct AtomicRMWPattern : ThreadPattern<kiln::AtomicRMWOp> {
+  using ThreadPattern::ThreadPattern;
+  LogicalResult
+  matchAndRewrite(kiln::AtomicRMWOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    StringRef kind = kiln::stringifyAtomicRMWKind(op.getKind());
+    auto ptrType = dyn_cast<RankedTensorType>(op.getPtr().getType());
+    if (!ptrType) {
+      b.replaceOpWithNewOp<kiln::gpu::AtomicRMWOp>(op, adaptor.getVal().getType(),
+                                        b.getStringAttr(kind),
+                                        adaptor.getPtr(), adaptor.getVal(),
+                                        adaptor.getMask());
+      return success();
+    }
+    LinearLayout l = getLinearLayout(ptrType);
+    Value owner = ownerPredicate(b, loc, l);
+    uint32_t copies = l.getFreeVariableMask(dims::kRegister);
+    auto vt = cast<VectorType>(adaptor.getVal().getType());
+    SmallVector<Value> results;
+    SmallVector<Value> done(vt.getNumElements());
+    for (int64_t r = 0; r < vt.getNumElements(); ++r) {
+      int64_t first = int64_t(uint32_t(r) & ~copies);
+      if (first != r) {
+        results.push_back(results[first]);
+        continue;
+      }
+      Value mask = adaptor.getMask()
+                       ? extractElement(b, loc, adaptor.getMask(), r)
+                       : Value();
+      if (owner)
+        mask = mask ? arith::AndIOp::create(b, loc, mask, owner) : owner;
+      results.push_back(kiln::gpu::AtomicRMWOp::create(
+          b, loc, vt.getElementType(), b.getStringAttr(kind),
+          extractElement(b, loc, adaptor.getPtr(), r),
+          extractElement(b, loc, adaptor.getVal(), r), mask));
+    }
+    b.replaceOpWithNewOp<vector::FromElementsOp>(op, vt, results);
+    return success();
+  }
+};
+
+struct AtomicCASPattern : ThreadPattern<kiln::AtomicCASOp> {
+  using ThreadPattern::ThreadPattern;
+  LogicalResult
+  matchAndRewrite(kiln::AtomicCASOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    auto ptrType = dyn_cast<RankedTensorType>(op.getPtr().getType());
+    if (!ptrType) {
+      b.replaceOpWithNewOp<kiln::gpu::AtomicCASOp>(op, adaptor.getVal().getType(),
+                                        adaptor.getPtr(), adaptor.getCmp(),
+                                        adaptor.getVal());
+      return success();
+    }
+    // Copies would swap twice: the GPU stage gives tiles of CAS targets a
+    // layout without copies only by chance, so refuse the others.
+    LinearLayout l = getLinearLayout(ptrType);
+    if (!l.isInjective())
+      return op.emitOpError("compare-and-swap on a tile held in copies by "
+                            "several threads is not supported yet");
+    auto vt = cast<VectorType>(adaptor.getVal().getType());
+    SmallVector<Value> results;
+    for (int64_t r = 0; r < vt.getNumElements(); ++r)
+      results.push_back(kiln::gpu::AtomicCASOp::create(
+          b, loc, vt.getElementType(),
+          extractElement(b, loc, adaptor.getPtr(), r),
+          extractElement(b, loc, adaptor.getCmp(), r),
+          extractElement(b, loc, adaptor.getVal(), r)));
+    b.replaceOpWithNewOp<vector::FromElementsOp>(op, vt, results);
+    return success();
+  }
+};
+
+/// The C printf conversion of a scalar type, after widening.
+std::string printfSpec(Type t) {
+  if (isa<FloatType>(t))
+    return "%g";
+  if (t.isInteger(1))
+    return "%d";
+  return t.getIntOrFloatBitWidth() > 32 ? "%lld" : "%d";
+}
+
+/// print: every element once per program, from the thread that owns it,
+/// one line per element: `text[pid x, y, z][i, j] = value`; scalars from
+/// thread 0 only.
+struct PrintPattern : ThreadPattern<kiln::PrintOp> {
+  using ThreadPattern::ThreadPattern;
+  LogicalResult
+  matchAndRewrite(kiln::PrintOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    std::string text = escape(op.getFormat());
+    Value pid[3];
+    for (unsigned a = 0; a < 3; ++a)
+      pid[a] = kiln::ProgramIdOp::create(b, loc, a);
+    Value thread0 = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        HwIdOp::create(b, loc, HwIdKind::thread), i32Const(b, loc, 0));
+    auto emit = [&](Value pred, const std::string &fmt,
+                    SmallVector<Value> args) {
+      auto ifOp = scf::IfOp::create(b, loc, pred, /*withElse=*/false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      PrintfOp::create(b, loc, b.getStringAttr(fmt), args);
+    };
+    if (op.getArgs().empty()) {
+      emit(thread0, text + " [pid %d, %d, %d]\n", {pid[0], pid[1], pid[2]});
+    }
+    for (auto [value, converted] :
+         llvm::zip(op.getArgs(), adaptor.getArgs())) {
+      auto tile = dyn_cast<RankedTensorType>(value.getType());
+      if (!tile) {
+        emit(thread0,
+             text + " [pid %d, %d, %d] " + printfSpec(converted.getType()) +
+                 "\n",
+             {pid[0], pid[1], pid[2], converted});
+        continue;
+      }
+      LinearLayout l = getLinearLayout(tile);
+      Value owner = ownerPredicate(b, loc, l);
+      if (!owner)
+        owner = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+      SmallVector<Value, 3> hw = hardwareCoords(b, loc, l);
+      uint32_t copies = l.getFreeVariableMask(dims::kRegister);
+      std::string idx;
+      for (unsigned d = 0; d < tile.getRank(); ++d)
+        idx += d ? ", %d" : "%d";
+      auto vt = cast<VectorType>(converted.getType());
+      for (int64_t r = 0; r < vt.getNumElements(); ++r) {
+        if (uint32_t(r) & copies)
+          continue;
+        SmallVector<int32_t, 3> rc = registerCoords(l, int32_t(r));
+        SmallVector<Value> args = {pid[0], pid[1], pid[2]};
+        for (auto [h, cst] : llvm::zip(hw, rc))
+          args.push_back(arith::XOrIOp::create(b, loc, h, i32Const(b, loc, cst)));
+        args.push_back(extractElement(b, loc, converted, r));
+        emit(owner,
+             text + " [pid %d, %d, %d][" + idx + "] " +
+                 printfSpec(vt.getElementType()) + "\n",
+             args);
+      }
+    }
+    b.eraseOp(op);
+    return success();
+  }
+
+  /// `%` in the language's text is an ordinary character.
+  static std::string escape(StringRef text) {
+    std::string out;
+    for (char ch : text) {
+      if (ch == '%')
+        out += "%%";
+      else
+        out += ch;
+    }
+    return out;
+  }
+};
+
+/// assert: compiled in checked builds only (docs/language.md); a false
+/// element prints the location and the program, then traps.
+struct AssertPattern : ThreadPattern<kiln::AssertOp> {
+  using ThreadPattern::ThreadPattern;
+  LogicalResult
+  matchAndRewrite(kiln::AssertOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &b) const override {
+    if (!c.checked) {
+      b.eraseOp(op);
+      return success();
+    }
+    Location loc = op.getLoc();
+    Value cond = adaptor.getCondition();
+    Value failed;
+    if (auto vt = dyn_cast<VectorType>(cond.getType())) {
+      Value all = vector::ReductionOp::create(
+          b, loc, vector::CombiningKind::AND, cond);
+      failed = arith::XOrIOp::create(
+          b, loc, all, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+    } else {
+      failed = arith::XOrIOp::create(
+          b, loc, cond, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+    }
+    std::string where = "kernel";
+    if (auto fl = dyn_cast<FileLineColLoc>(loc))
+      where = (fl.getFilename().getValue() + ":" + Twine(fl.getLine()) + ":" +
+               Twine(fl.getColumn()))
+                  .str();
+    std::string msg = op.getMessage().empty() ? std::string("assertion failed")
+                                              : op.getMessage().str();
+    auto ifOp = scf::IfOp::create(b, loc, failed, /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      SmallVector<Value> pid;
+      for (unsigned a = 0; a < 3; ++a)
+        pid.push_back(kiln::ProgramIdOp::create(b, loc, a));
+      PrintfOp::create(b, loc,
+                       b.getStringAttr(PrintPattern::escape(where + ": " + msg) +
+                                       " (in program %d, %d, %d)\n"),
+                       pid);
+      TrapOp::create(b, loc);
+    }
+    b.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::gpu::threads::populateMemoryPatterns(const TypeConverter &tc,
+    RewritePatternSet &patterns, const Context &c) {
+  patterns.add<AddPtrPattern, LoadPattern, StorePattern, AtomicRMWPattern, AtomicCASPattern, PrintPattern, AssertPattern>(tc, patterns.getContext(), c);
+}
