@@ -214,6 +214,33 @@ FailureOr<Value> lowerMma(OpBuilder &b, Location loc, MmaOp op) {
   return Value(vector::FromElementsOp::create(b, loc, cType, out));
 }
 
+/// kiln_gpu.shared_load_matrix -> ldmatrix.sync.aligned.m8n8.xN[.trans]:
+/// each 32-bit register holds one matrix's two elements of this lane.
+Value lowerLoadMatrix(OpBuilder &b, Location loc, SharedLoadMatrixOp op) {
+  int32_t count = op.getCount();
+  Type i32 = b.getI32Type();
+  Type res = count == 1 ? i32
+                        : Type(LLVM::LLVMStructType::getLiteral(
+                              b.getContext(), SmallVector<Type>(count, i32)));
+  Value loaded = NVVM::LdMatrixOp::create(
+      b, loc, res, sharedPtr(b, loc, op.getBuffer(), op.getOffset()), count,
+      op.getTranspose() ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+      NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
+      NVVM::LdStMatrixEltType::B16);
+  VectorType type = op.getType();
+  auto pair = VectorType::get({2}, type.getElementType());
+  Value result = LLVM::ZeroOp::create(b, loc, type);
+  for (int32_t j = 0; j < count; ++j) {
+    Value reg = count == 1 ? loaded
+                           : Value(LLVM::ExtractValueOp::create(
+                                 b, loc, loaded, ArrayRef<int64_t>{j}));
+    Value two = LLVM::BitcastOp::create(b, loc, pair, reg);
+    result = vector::InsertStridedSliceOp::create(
+        b, loc, two, result, ArrayRef<int64_t>{2 * j}, ArrayRef<int64_t>{1});
+  }
+  return result;
+}
+
 /// The LLVM atomic for a kiln atomic kind on `type`.
 LLVM::AtomicBinOp atomicBinOp(StringRef kind, Type type) {
   bool fp = isa<FloatType>(type);
@@ -400,6 +427,9 @@ LogicalResult lowerPrimitives(ModuleOp module, int32_t threads) {
                             sharedPtr(b, loc, ss.getBuffer(), ss.getOffset()),
                             vt.getElementTypeBitWidth() / 8);
       ss.erase();
+    } else if (auto lm = dyn_cast<SharedLoadMatrixOp>(op)) {
+      lm.replaceAllUsesWith(lowerLoadMatrix(b, loc, lm));
+      lm.erase();
     } else if (auto bar = dyn_cast<BarrierOp>(op)) {
       NVVM::Barrier0Op::create(b, loc);
       bar.erase();

@@ -89,6 +89,8 @@ private:
       bool isWrite = false;
       if (auto l = dyn_cast<SharedLoadOp>(inner))
         buffer = l.getBuffer();
+      else if (auto m = dyn_cast<SharedLoadMatrixOp>(inner))
+        buffer = m.getBuffer();
       else if (auto s = dyn_cast<SharedStoreOp>(inner))
         buffer = s.getBuffer(), isWrite = true;
       else

@@ -34,6 +34,10 @@ public:
   DataMover(ConversionPatternRewriter &b, Location loc, const GPUTarget &t)
       : b(b), loc(loc), target(t) {}
 
+  /// `dstEncoding` (the result's layout attribute) lets the read side use
+  /// the target's matrix loads for matrix-instruction operands.
+  void setDestination(Attribute encoding) { dstEncoding = encoding; }
+
   FailureOr<Value> move(Value src, const LinearLayout &srcL,
                         const LinearLayout &dstL, VectorType dstType) {
     std::optional<LinearLayout> x = dstL.invertAndCompose(srcL);
@@ -153,8 +157,9 @@ private:
     } else {
       access(srcL, src, true, nullptr);
     }
-        SmallVector<std::pair<int64_t, Value>> parts;
-    access(dstL, Value(), false, &parts);
+    SmallVector<std::pair<int64_t, Value>> parts;
+    if (!readMatrixOperand(buf, srcL, dstL, dstType, parts))
+      access(dstL, Value(), false, &parts);
     Value result = arith::ConstantOp::create(
         b, loc, dstType, b.getZeroAttr(dstType));
     for (auto [r, p] : parts)
@@ -163,9 +168,77 @@ private:
     return result;
   }
 
+  /// Reads a 16-bit operand of a k=16 matrix instruction (8 registers per
+  /// A tile, 4 per B tile) from the row-major buffer with one
+  /// `shared_load_matrix` per instruction tile (A: 4 matrices; B: 2,
+  /// transposed), when the target has matrix loads. False if it does not
+  /// apply; the generic element reads are used then.
+  bool readMatrixOperand(Value buf, const LinearLayout &srcL,
+                         const LinearLayout &dstL, VectorType dstType,
+                         SmallVector<std::pair<int64_t, Value>> &parts) {
+    auto operand = dyn_cast_or_null<OperandAttr>(dstEncoding);
+    if (!operand || !target.hasMatrixLoad ||
+        dstType.getElementTypeBitWidth() != 16)
+      return false;
+    const MatrixInstr *instr = lookupMatrixInstr(operand.getParent().getInstr());
+    bool isA = operand.getIndex() == 0;
+    int32_t frag = isA ? 8 : 4;
+    if (!instr || instr->k != 16 ||
+        (isA ? instr->getARegisters() : instr->getBRegisters()) != frag)
+      return false;
+    int64_t cols = dstL.getOutDims()[1].size;
+    int64_t elemBytes = 2;
+    // This lane's row and column inside an instruction tile: A, matrices
+    // (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15),
+    // (rows 8-15, k 8-15); B, transposed, (k 0-7), (k 8-15) of 8 columns.
+    Value lane = HwIdOp::create(b, loc, HwIdKind::lane);
+    Value laneRow = arith::AddIOp::create(
+        b, loc, arith::AndIOp::create(b, loc, lane, i32Const(b, loc, 7)),
+        arith::AndIOp::create(b, loc, lane, i32Const(b, loc, 8)));
+    Value laneCol = isA ? arith::ShRUIOp::create(
+                              b, loc,
+                              arith::AndIOp::create(b, loc, lane,
+                                                    i32Const(b, loc, 16)),
+                              i32Const(b, loc, 1))
+                        : i32Const(b, loc, 0);
+    // The warp's part of the coordinates (lane 0).
+    SmallVector<StringRef, 3> outs;
+    for (const LinearLayout::OutDim &o : dstL.getOutDims())
+      outs.push_back(o.name);
+    SmallVector<Value, 3> warpPart =
+        hardwareCoords(b, loc, dstL.sublayout({dims::kWarp}, outs));
+    auto part = VectorType::get({frag}, dstType.getElementType());
+    int32_t regs = dstL.getInDimSize(dims::kRegister);
+    for (int32_t r0 = 0; r0 < regs; r0 += frag) {
+      SmallVector<int32_t, 3> rc = registerCoords(dstL, r0);
+      Value row = arith::AddIOp::create(
+          b, loc,
+          arith::XOrIOp::create(b, loc, warpPart[0], i32Const(b, loc, rc[0])),
+          laneRow);
+      Value col = arith::AddIOp::create(
+          b, loc,
+          arith::XOrIOp::create(b, loc, warpPart[1], i32Const(b, loc, rc[1])),
+          laneCol);
+      Value element = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, row, i32Const(b, loc, cols)),
+          col);
+      Value offset =
+          arith::MulIOp::create(b, loc, element, i32Const(b, loc, elemBytes));
+      Value v = SharedLoadMatrixOp::create(
+          b, loc, part, buf, offset, b.getI32IntegerAttr(frag / 2),
+          isA ? UnitAttr() : b.getUnitAttr());
+      // Fragment register j of this tile is register r0 + j: the operand
+      // layouts put the fragment's bits lowest.
+      parts.push_back({r0, v});
+    }
+    (void)srcL;
+    return true;
+  }
+
   ConversionPatternRewriter &b;
   Location loc;
   const GPUTarget &target;
+  Attribute dstEncoding;
 };
 
 struct ArangePattern : ThreadPattern<kiln::ArangeOp> {
@@ -233,6 +306,7 @@ struct MovePattern : ThreadPattern<OpTy> {
     if (!relabel(op, srcL, dstL, srcType, dstType))
       return op.emitOpError("has layouts the GPU stage cannot relate");
     DataMover mover(b, op.getLoc(), *this->c.target);
+    mover.setDestination(dstType.getEncoding());
     FailureOr<Value> v = mover.move(adaptor.getOperands()[0], srcL, dstL,
                                     this->convertedType(dstType));
     if (failed(v))

@@ -1,10 +1,18 @@
-//===- E2E.h - Helpers of the end-to-end host tests -------------*- C++ -*-===//
+//===- E2E.h - Helpers of the end-to-end tests ------------------*- C++ -*-===//
 //
-// Bundles compiled at build time (test/e2e/CMakeLists.txt) are loaded on the
-// host device; inputs are fresh random values (the seed is printed with every
+// Bundles compiled at build time (test/e2e/CMakeLists.txt, for the host and
+// NVIDIA targets) are loaded on the test device: `KILN_E2E_DEVICE` (a
+// Device::open spec: `host`, the default, or `cuda`, `cuda:N`, ...; E2EMain.cpp
+// opens it once, or exits with code 77, "skipped", when a GPU asked for is
+// not there). Inputs are fresh random values (the seed is printed with every
 // failure), outputs are poisoned before each launch (0xFF bytes: NaN for
 // f16/bf16/f32; 0xAB for integers) and the elements past the logical size
-// must keep their poison.
+// must keep their poison. The references are the same float64 (or exact)
+// values on every device; CrossDeviceTest.cpp also compares a device's
+// results with the host's directly.
+//
+// `KILN_E2E_BUNDLE_DIR` overrides the bundle folder compiled in (a device
+// pack, scripts/gpu-pack.sh, carries the bundles elsewhere).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_TEST_E2E_E2E_H
@@ -21,6 +29,7 @@
 #include <cstring>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -54,6 +63,37 @@ inline TableRow &currentRow() {
   return Row;
 }
 
+/// The device spec of this run: $KILN_E2E_DEVICE, or "host".
+inline std::string deviceSpec() {
+  const char *E = std::getenv("KILN_E2E_DEVICE");
+  return E && *E ? E : "host";
+}
+
+/// The folder of the bundles: $KILN_E2E_BUNDLE_DIR, or the build's.
+inline std::string bundleDir() {
+  const char *E = std::getenv("KILN_E2E_BUNDLE_DIR");
+  return E && *E ? E : KILN_E2E_BUNDLE_DIR;
+}
+
+inline std::string bundlePath(const std::string &Bundle) {
+  return bundleDir() + "/" + Bundle + ".kpack";
+}
+
+/// The device every test runs on, opened once by main (E2EMain.cpp).
+std::optional<rt::Device> &testDevice();
+
+/// True when the test device is a GPU.
+inline bool onGpu() {
+  return testDevice() && testDevice()->kind() != rt::DeviceKind::Host;
+}
+
+/// Why test `Suite.Name` does not run on a GPU, or null. Tests whose name
+/// ends in "Trap" launch a kernel that traps, which leaves the CUDA context
+/// unusable for the rest of the process: on a GPU they run only when they
+/// are the one test of the process (`--gtest_filter=Suite.NameTrap`, as
+/// ctest's KilnE2ETestsGPU.Suite.NameTrap and run-gpu-tests.sh run them).
+const char *gpuSkipReason(const std::string &Suite, const std::string &Name);
+
 constexpr uint8_t PoisonFloat = 0xFF;
 constexpr uint8_t PoisonInt = 0xAB;
 
@@ -68,9 +108,14 @@ public:
                           ::testing::UnitTest::GetInstance()
                               ->current_test_info()
                               ->name()));
-    auto D = rt::Device::open("host");
-    ASSERT_TRUE(D) << D.error().message();
-    Dev.emplace(*D);
+    ASSERT_TRUE(testDevice()) << "the test device is not open (E2EMain.cpp)";
+    Dev.emplace(*testDevice());
+    if (onGpu()) {
+      const ::testing::TestInfo *Info =
+          ::testing::UnitTest::GetInstance()->current_test_info();
+      if (const char *Why = gpuSkipReason(Info->test_suite_name(), Info->name()))
+        GTEST_SKIP() << "on " << Dev->name() << ": " << Why;
+    }
     auto S = Dev->createStream();
     ASSERT_TRUE(S) << S.error().message();
     Str.emplace(std::move(*S));
@@ -88,16 +133,24 @@ public:
                 HasFailure() ? "FAIL" : "ok");
   }
 
+  /// Kernel `Name` of bundles/`Bundle`.kpack on the test device. A bundle
+  /// or kernel that does not load fails the test with the runtime's message
+  /// (a C++ exception, which GoogleTest reports as the test's failure before
+  /// it goes on with the next test).
   rt::Kernel kernel(const std::string &Bundle, const std::string &Name) {
-    std::string Path = std::string(KILN_E2E_BUNDLE_DIR) + "/" + Bundle + ".kpack";
-    auto M = Dev->loadModuleFile(Path);
-    EXPECT_TRUE(M) << M.error().message();
+    return kernelOn(*Dev, Bundle, Name);
+  }
+  static rt::Kernel kernelOn(rt::Device &D, const std::string &Bundle,
+                             const std::string &Name) {
+    std::string Path = bundlePath(Bundle);
+    auto M = D.loadModuleFile(Path);
     if (!M)
-      std::abort();
+      throw std::runtime_error("cannot load " + Path + " on " + D.name() +
+                               ": " + M.error().message());
     auto K = M->kernel(Name);
-    EXPECT_TRUE(K) << K.error().message();
     if (!K)
-      std::abort();
+      throw std::runtime_error("kernel '" + Name + "' of " + Path + " on " +
+                               D.name() + ": " + K.error().message());
     return *K;
   }
 

@@ -129,3 +129,15 @@ LogicalResult AtomicRMWOp::verify() {
     return emitOpError("unknown atomic kind '") << getKind() << "'";
   return success();
 }
+
+LogicalResult SharedLoadMatrixOp::verify() {
+  int32_t count = getCount();
+  if (count != 1 && count != 2 && count != 4)
+    return emitOpError("count must be 1, 2 or 4");
+  VectorType t = getType();
+  if (t.getRank() != 1 || t.getNumElements() != 2 * count ||
+      t.getElementTypeBitWidth() != 16)
+    return emitOpError("yields ") << 2 * count
+                                  << " 16-bit elements for count " << count;
+  return success();
+}

@@ -215,6 +215,36 @@ def KilnGPU_SharedStoreOp : KilnGPU_Op<"shared_store"> {
   }];
 }
 
+def KilnGPU_SharedLoadMatrixOp : KilnGPU_Op<"shared_load_matrix"> {
+  let summary = "warp-cooperative load of 8x8 matrices of 16-bit elements";
+  let description = [{
+    Every lane of the warp executes it together (convergent). `count` (1, 2
+    or 4) 8x8 matrices of 16-bit elements are read from `buffer`: lane `i`
+    gives, in `offset` (bytes), where row `i mod 8` of matrix `i / 8`
+    starts (8 consecutive elements; lanes past 8 x count give unused
+    addresses). Lane `l` gets, for each matrix `j` in order, the two
+    elements at row `l / 4`, columns `2 (l mod 4)` and `2 (l mod 4) + 1`
+    — or, with `transpose`, at rows `2 (l mod 4)` and `2 (l mod 4) + 1` of
+    column `l / 4`. The result holds 2 x count elements, matrix by matrix.
+    This is the register layout of the matrix instructions' 16-bit
+    operands, so a target that has it (`hasMatrixLoad`) feeds them without
+    shuffling.
+
+    ```mlir
+    %a = kiln_gpu.shared_load_matrix %buf[%off] count 4 : vector<8xf16>
+    %b = kiln_gpu.shared_load_matrix %buf[%off] count 2 transpose : vector<4xbf16>
+    ```
+  }];
+  let arguments = (ins Arg<KilnGPU_SharedBufferType, "", [MemRead]>:$buffer,
+                       I32:$offset, I32Attr:$count, UnitAttr:$transpose);
+  let results = (outs AnyVectorOfNonZeroRank:$result);
+  let assemblyFormat = [{
+    $buffer `[` $offset `]` `count` $count (`transpose` $transpose^)? attr-dict
+    `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Per-thread form: matrix instructions
 //===----------------------------------------------------------------------===//
