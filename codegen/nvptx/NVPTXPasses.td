@@ -18,7 +18,10 @@ def ConvertKilnGPUToNVVM : Pass<"convert-kiln-gpu-to-nvvm", "mlir::ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::NVVM::NVVMDialect",
-                           "::mlir::cf::ControlFlowDialect"];
+                           "::mlir::cf::ControlFlowDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 #endif // KILN_NVPTX_PASSES

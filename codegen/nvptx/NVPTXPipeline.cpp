@@ -33,6 +33,8 @@ void kiln::nvptx::buildNVPTXPipeline(OpPassManager &pm, llvm::StringRef arch,
   assign.target = arch.str();
   pm.addPass(gpu::createTileGPUAssignLayouts(assign));
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(gpu::createTileGPURemoveConversions());
+  pm.addPass(createCSEPass());
   pm.addPass(gpu::createConvertTileToGPUThreads());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

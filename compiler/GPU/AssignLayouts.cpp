@@ -109,6 +109,10 @@ private:
   void anchor(Value v, Attribute layout) {
     if (!isa<RankedTensorType>(v.getType()) || layouts.count(v))
       return;
+    // A reduction's result is the slice of its input's layout: users that
+    // want another convert it.
+    if (v.getDefiningOp<kiln::ReduceOp>())
+      return;
     // A loop-carried value takes the layout its loop already gave it.
     if (Value twin = loopTwin(v))
       if (Attribute existing = lookup(twin))

@@ -105,4 +105,17 @@ def TileGPUInsertBarriers : Pass<"tile-gpu-insert-barriers", "mlir::ModuleOp"> {
   }];
 }
 
+def TileGPURemoveConversions : Pass<"tile-gpu-remove-conversions", "mlir::ModuleOp"> {
+  let summary = "Recompute cheap values in the wanted layout instead of converting";
+  let description = [{
+    For every `kiln_gpu.convert_layout` whose source is a short chain of
+    ops that compute in any layout (aranges, splats, splat constants,
+    elementwise arithmetic, comparisons, selects, pointer offsets,
+    broadcasts, expand_dims), computes the chain again directly in the
+    converted layout and drops the conversion — indices and masks cost a
+    few instructions per register, a conversion a trip through shared
+    memory. Conversions of loads, reductions and matrix products stay.
+  }];
+}
+
 #endif // KILN_GPU_PASSES

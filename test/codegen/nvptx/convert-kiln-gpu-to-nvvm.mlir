@@ -1,0 +1,88 @@
+// RUN: kiln-opt %s --split-input-file --convert-kiln-gpu-to-nvvm | FileCheck %s
+// REQUIRES: nvptx-backend
+
+// Ids, program ids, masked and unmasked global accesses (a branch around
+// the masked ones), the kernel attributes and the shared-memory array.
+// CHECK: llvm.mlir.global external @kiln_shared() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
+// CHECK-LABEL: llvm.func @ids(
+// CHECK-SAME: nvvm.kernel, nvvm.maxntid = array<i32: 128, 1, 1>
+// CHECK: nvvm.read.ptx.sreg.tid.x
+// CHECK: llvm.and %{{.*}}, %{{.*}} : i32
+// CHECK: nvvm.read.ptx.sreg.ctaid.y
+// CHECK: llvm.cond_br
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
+  func.func @ids(%p: i64, %m: i1) attributes {kiln.kernel} {
+    %lane = kiln_gpu.id lane
+    %y = kiln.program_id y
+    %sum = arith.addi %lane, %y : i32
+    %off = arith.extui %sum : i32 to i64
+    %q = arith.addi %p, %off : i64
+    %v = kiln_gpu.load %q, mask %m alignment 16 : vector<4xf32>
+    kiln_gpu.store %q, %v alignment 16 : vector<4xf32>
+    return
+  }
+}
+
+// -----
+
+// Shuffles of 32-bit values are one shfl.sync; 16-bit values widen; 64-bit
+// values move as two halves. Barriers are bar.sync 0.
+// CHECK-LABEL: llvm.func @shuffles(
+// CHECK: nvvm.shfl.sync bfly %{{.*}} : i32 -> i32
+// CHECK: llvm.zext %{{.*}} : i16 to i32
+// CHECK: nvvm.shfl.sync idx %{{.*}} : i32 -> i32
+// CHECK-COUNT-2: nvvm.shfl.sync down %{{.*}} : i32 -> i32
+// CHECK: nvvm.barrier0
+module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
+  func.func @shuffles(%x: f32, %h: f16, %d: i64, %o: i32) attributes {kiln.kernel} {
+    %a = kiln_gpu.shuffle xor %x, %o : f32
+    %b = kiln_gpu.shuffle idx %h, %o : f16
+    %c = kiln_gpu.shuffle down %d, %o : i64
+    kiln_gpu.barrier
+    return
+  }
+}
+
+// -----
+
+// Shared memory off kiln_shared at each buffer's offset; matrix loads are
+// ldmatrix; the matrix instruction is mma.sync with row-major A and
+// column-major B.
+// CHECK-LABEL: llvm.func @matrix(
+// CHECK: llvm.mlir.addressof @kiln_shared : !llvm.ptr<3>
+// CHECK: llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK: nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>}
+// CHECK: nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<col>, num = 2 : i32
+// CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
+module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
+  func.func @matrix(%o: i32, %c: vector<4xf32>) attributes {kiln.kernel} {
+    %buf = kiln_gpu.shared_alloc size 4096 alignment 16 offset 0 : !kiln_gpu.shared
+    %a = kiln_gpu.shared_load_matrix %buf[%o] count 4 : vector<8xf16>
+    %b = kiln_gpu.shared_load_matrix %buf[%o] count 2 transpose : vector<4xf16>
+    %d = kiln_gpu.mma "nv.mma.m16n8k16.f16" %a, %b, %c : vector<8xf16>, vector<4xf16> -> vector<4xf32>
+    return
+  }
+}
+
+// -----
+
+// Atomics at device scope, acquire-release; compare-and-swap of floats
+// through their bits; printf is vprintf with the arguments packed (f32
+// widened to f64); trap.
+// CHECK-LABEL: llvm.func @effects(
+// CHECK: llvm.atomicrmw fadd %{{.*}}, %{{.*}} syncscope("device") acq_rel : !llvm.ptr<1>, f32
+// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") acq_rel acquire : !llvm.ptr<1>, i32
+// CHECK: llvm.fpext %{{.*}} : f32 to f64
+// CHECK: llvm.call @vprintf(
+// CHECK: llvm.intr.trap
+module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
+  func.func @effects(%p: i64, %x: f32, %m: i1) attributes {kiln.kernel} {
+    %old = kiln_gpu.atomic_rmw "add" %p, %x, mask %m : f32
+    %s = kiln_gpu.atomic_cas %p, %x, %x : f32
+    kiln_gpu.printf "x = %g\n" (%x : f32)
+    kiln_gpu.trap
+    return
+  }
+}
