@@ -254,6 +254,17 @@ private:
       return makeError("variant module has no kernel");
     kernel.setSymName(entry);
 
+    const kiln::gpu::GPUTarget *target = kiln::gpu::lookupGPUTarget(arch);
+    int64_t warps = 4;
+    if (auto v = variant->getAttrOfType<DictionaryAttr>("kiln.variant"))
+      if (auto w = v.getAs<IntegerAttr>("warps"))
+        warps = w.getInt();
+    if (target && warps * target->warpSize > target->maxThreadsPerBlock)
+      return llvm::make_error<kiln::ResourceLimitError>(
+          "needs " + std::to_string(warps * target->warpSize) +
+          " threads per program; " + arch.str() + " has at most " +
+          std::to_string(target->maxThreadsPerBlock));
+
     PassManager pm(ctx);
     kiln::nvptx::buildNVPTXPipeline(pm, arch, gpuOnly);
     if (failed(pm.run(*module)))
@@ -269,6 +280,11 @@ private:
         result.sharedBytes = std::max(result.sharedBytes, s.getInt());
     });
     result.module = std::move(module);
+    if (target && result.sharedBytes > target->maxSharedBytes)
+      return llvm::make_error<kiln::ResourceLimitError>(
+          "needs " + std::to_string(result.sharedBytes) +
+          " bytes of shared memory; " + arch.str() + " has at most " +
+          std::to_string(target->maxSharedBytes));
     return result;
   }
 

@@ -38,7 +38,10 @@ void kiln::nvptx::buildNVPTXPipeline(OpPassManager &pm, llvm::StringRef arch,
   pm.addPass(gpu::createConvertTileToGPUThreads());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  pm.addPass(gpu::createTileGPUAllocateShared());
+  // Over the shared-memory limit: the backend drops the variant.
+  gpu::TileGPUAllocateSharedOptions allocate;
+  allocate.recordOnly = true;
+  pm.addPass(gpu::createTileGPUAllocateShared(allocate));
   pm.addPass(gpu::createTileGPUInsertBarriers());
   if (gpuOnly)
     return;

@@ -88,8 +88,14 @@ def TileGPUAllocateShared : Pass<"tile-gpu-allocate-shared", "mlir::ModuleOp"> {
     the end of the loop or branch holding that access); buffers that are
     never live together share bytes (first fit). Sets each alloc's
     `offset` and the kernel's `kiln_gpu.shared_bytes`; more than the
-    target's shared memory is an error naming the limit.
+    target's shared memory is an error naming the limit (with
+    `record-only`, the total is recorded and the caller decides: a backend
+    drops such a variant with a note).
   }];
+  let options = [
+    Option<"recordOnly", "record-only", "bool", /*default=*/"false",
+           "Do not fail when the kernel needs more than the target has">,
+  ];
 }
 
 def TileGPUInsertBarriers : Pass<"tile-gpu-insert-barriers", "mlir::ModuleOp"> {

@@ -102,9 +102,9 @@ private:
                                  VectorType dstType) {
     Type elem = dstType.getElementType();
     int64_t elemBytes = getElementBytes(elem);
+    // Whether it fits is tile-gpu-allocate-shared's to say, for all
+    // buffers together.
     int64_t bytes = srcL.getTotalOutSize() * elemBytes;
-    if (bytes > target.maxSharedBytes)
-      return failure();
     Value buf = SharedAllocOp::create(
         b, loc, SharedBufferType::get(b.getContext()), b.getI64IntegerAttr(bytes),
         b.getI64IntegerAttr(std::max<int64_t>(16, elemBytes)), IntegerAttr());
@@ -310,8 +310,8 @@ struct MovePattern : ThreadPattern<OpTy> {
     FailureOr<Value> v = mover.move(adaptor.getOperands()[0], srcL, dstL,
                                     this->convertedType(dstType));
     if (failed(v))
-      return op.emitOpError("needs more shared memory than ")
-             << this->c.target->arch << " has to change layouts";
+      return op.emitOpError("moves between layouts that do not hold the "
+                            "same elements");
     b.replaceOp(op, *v);
     return success();
   }

@@ -215,9 +215,6 @@ private:
     for (unsigned i = 0; i < n; ++i) {
       Type elem = getElementTypeOrSelf(op.getSrcs()[i].getType());
       int64_t bytes = elems * warpsAlong * getElementBytes(elem);
-      if (bytes > c.target->maxSharedBytes)
-        return op.emitOpError("needs more shared memory than ")
-               << c.target->arch << " has";
       buffers.push_back(SharedAllocOp::create(
           b, loc, SharedBufferType::get(b.getContext()),
           b.getI64IntegerAttr(bytes), b.getI64IntegerAttr(16), IntegerAttr()));
@@ -422,11 +419,6 @@ struct ScanPattern : ThreadPattern<kiln::ScanOp> {
     SmallVector<Value> buffers;
     for (unsigned i = 0; i < n; ++i) {
       int64_t bytes = elems * getElementBytes(cur[i][0].getType());
-      if (bytes > c.target->maxSharedBytes) {
-        op.emitOpError("needs more shared memory than ")
-            << c.target->arch << " has";
-        return {};
-      }
       buffers.push_back(SharedAllocOp::create(
           b, loc, SharedBufferType::get(b.getContext()),
           b.getI64IntegerAttr(bytes), b.getI64IntegerAttr(16), IntegerAttr()));

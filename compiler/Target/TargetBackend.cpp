@@ -14,6 +14,8 @@
 
 using namespace kiln;
 
+char ResourceLimitError::ID = 0;
+
 TargetBackend::~TargetBackend() = default;
 
 llvm::Expected<std::string>

@@ -39,6 +39,24 @@ struct CodeObject {
   std::string assumesJson = "{}";
 };
 
+/// A variant that does not fit the target (shared memory, threads): the
+/// driver drops it with a note instead of failing, and fails only when no
+/// variant of a kernel is left for the target.
+class ResourceLimitError : public llvm::ErrorInfo<ResourceLimitError> {
+public:
+  static char ID;
+  explicit ResourceLimitError(std::string message)
+      : message(std::move(message)) {}
+  void log(llvm::raw_ostream &os) const override { os << message; }
+  std::error_code convertToErrorCode() const override {
+    return llvm::inconvertibleErrorCode();
+  }
+  const std::string &getMessage() const { return message; }
+
+private:
+  std::string message;
+};
+
 class TargetBackend {
 public:
   virtual ~TargetBackend();

@@ -426,12 +426,14 @@ bundle::KernelSignature signatureOf(const dsl::KernelDecl &kernel,
 }
 
 /// Compiles one variant for one target into `images` (one or more code
-/// objects); returns an exit code on failure.
+/// objects); returns an exit code on failure. A variant that does not fit
+/// the target leaves `images` empty and says why in `dropped`.
 std::optional<int> compileVariant(mlir::ModuleOp variantModule,
                                   const bundle::KernelMetadata &kernel,
                                   const bundle::VariantMetadata &variant,
                                   const ResolvedTarget &target,
-                                  std::vector<bundle::Image> &images) {
+                                  std::vector<bundle::Image> &images,
+                                  std::string &dropped) {
   const std::string &name = kernel.signature.name;
   std::string values;
   for (auto &[param, value] : variant.constValues)
@@ -455,7 +457,12 @@ std::optional<int> compileVariant(mlir::ModuleOp variantModule,
   llvm::Expected<std::vector<CodeObject>> objects =
       target.backend->compileImages(*copy, target.arch, entry);
   if (!objects) {
-    std::string msg = llvm::toString(objects.takeError());
+    llvm::Error error = objects.takeError();
+    if (error.isA<ResourceLimitError>() && !reported) {
+      dropped = llvm::toString(std::move(error));
+      return std::nullopt;
+    }
+    std::string msg = llvm::toString(std::move(error));
     if (reported) // The diagnostics said what was wrong.
       return kExitUser;
     llvm::errs() << "kiln: error: cannot compile variant " << variant.index
@@ -501,6 +508,10 @@ int emitBundle(const Options &opts, mlir::ModuleOp specialized,
   if (!metadata)
     return userError("internal: " + llvm::toString(metadata.takeError()));
 
+  // Variants that do not fit a target are dropped with a note; a kernel
+  // left with none for a target is an error naming the limit.
+  std::map<std::pair<std::string, std::string>, std::string> lastDropReason;
+  std::set<std::pair<std::string, std::string>> kept;
   bundle::Bundle contents;
   contents.source = opts.input == "-"
                         ? std::string("<stdin>")
@@ -512,9 +523,23 @@ int emitBundle(const Options &opts, mlir::ModuleOp specialized,
       assert(variantModule && "metadata lists only variants it found");
       for (const ResolvedTarget &target : targets) {
         std::vector<bundle::Image> images;
-        if (auto rc =
-                compileVariant(variantModule, kernel, variant, target, images))
+        std::string dropped;
+        if (auto rc = compileVariant(variantModule, kernel, variant, target,
+                                     images, dropped))
           return *rc;
+        if (!dropped.empty()) {
+          std::string config;
+          for (auto &[param, value] : variant.constValues)
+            config += (config.empty() ? "" : ", ") + param + "=" +
+                      std::to_string(value);
+          llvm::errs() << "kiln: note: variant " << variant.index
+                       << " of kernel '" << kernel.signature.name << "' ("
+                       << config << ") dropped for target '" << target.name
+                       << "': " << dropped << "\n";
+          lastDropReason[{kernel.signature.name, target.name}] = dropped;
+          continue;
+        }
+        kept.insert({kernel.signature.name, target.name});
         if (target.name == kHostTarget && contents.hostCpu.empty())
           contents.hostCpu = images.front().arch;
         for (bundle::Image &image : images)
@@ -522,6 +547,10 @@ int emitBundle(const Options &opts, mlir::ModuleOp specialized,
       }
     }
   }
+  for (auto &[key, reason] : lastDropReason)
+    if (!kept.count(key))
+      return userError("kernel '" + key.first + "' has no variant that fits "
+                       "target '" + key.second + "': every one " + reason);
   contents.kernels = std::move(*metadata);
   llvm::Expected<std::string> bytes = bundle::writeBundle(contents);
   if (!bytes)
