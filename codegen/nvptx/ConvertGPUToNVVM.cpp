@@ -530,6 +530,29 @@ struct ConvertKilnGPUToNVVMPass
         return signalPassFailure();
     }
 
+    // What is left of math must be an instruction: anything else would
+    // become a libdevice call. f64 transcendental functions are the case
+    // today.
+    {
+      static const char *const native[] = {
+          "math.sqrt", "math.rsqrt", "math.fma", "math.absf", "math.floor",
+          "math.ceil", "math.copysign", "math.trunc", "math.round",
+          "math.roundeven", "math.absi", "math.ctpop", "math.ctlz", "math.cttz"};
+      WalkResult r = module.walk([&](Operation *op) {
+        if (!isa<math::MathDialect>(op->getDialect()) ||
+            llvm::is_contained(native, op->getName().getStringRef()))
+          return WalkResult::advance();
+        op->emitError("'")
+            << op->getName() << "' on "
+            << getElementTypeOrSelf(op->getResult(0).getType())
+            << " is not supported by the NVIDIA backend yet (it would need "
+               "libdevice)";
+        return WalkResult::interrupt();
+      });
+      if (r.wasInterrupted())
+        return signalPassFailure();
+    }
+
     // Strided slices of 1-d vectors become shuffles.
     {
       RewritePatternSet patterns(ctx);
