@@ -42,3 +42,58 @@ if ptxas:
     config.substitutions.append(("%ptxas", ptxas))
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.kiln_tools_dir, append_path=True)
+
+# GPU tests (test/e2e/gpu, docs/testing-gpu.md). Features `gpu` and
+# `cuda-device` when `kiln-run --list-devices` lists a CUDA device, probed
+# with the environment the tests get; `compute-sanitizer` when the NVIDIA
+# tool is found ($KILN_COMPUTE_SANITIZER, PATH, /usr/local/cuda/bin). The
+# bundles the GPU tests run are those of the e2e GoogleTests, compiled at
+# build time for host, sm_80 and sm_90a (%e2e_bundles), so that the tests
+# need kiln-run alone (and run from a device pack on a machine without the
+# compiler).
+# `lit --param kiln_cuda_driver=PATH` gives every test KILN_CUDA_DRIVER=PATH:
+# with the fake driver (build/test/runtime/libfakecuda.so) on
+# build/test/e2e/gpu, the GPU tests take the CUDA path and fail at the first
+# kernel load, loudly (the fake runs no code): a check of the plumbing on a
+# machine without a GPU (docs/testing-gpu.md). Not meant for the whole suite.
+import subprocess
+if lit_config.params.get("kiln_cuda_driver"):
+    config.environment["KILN_CUDA_DRIVER"] = os.path.abspath(
+        lit_config.params["kiln_cuda_driver"])
+config.substitutions.append(("%e2e_bundles", os.path.join(
+    config.kiln_obj_root, "test", "e2e", "bundles")))
+
+
+def probe_cuda_devices():
+    """(list of CUDA device lines, why there is none)."""
+    kiln_run = os.path.join(config.kiln_tools_dir, "kiln-run")
+    if not os.access(kiln_run, os.X_OK):
+        return [], "kiln-run is not built"
+    try:
+        p = subprocess.run([kiln_run, "--list-devices"], env=config.environment,
+                           capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.SubprocessError) as e:
+        return [], "kiln-run --list-devices failed: %s" % e
+    devices = [l for l in p.stdout.splitlines() if l.startswith("cuda:")]
+    why = " ".join(p.stderr.split()) or "exit code %d" % p.returncode
+    return devices, why
+
+
+cuda_devices, no_cuda_why = probe_cuda_devices()
+if cuda_devices:
+    config.available_features.update(["gpu", "cuda-device"])
+    lit_config.note("GPU tests run on " + cuda_devices[0])
+else:
+    lit_config.note("GPU tests (REQUIRES: gpu) are unsupported here: "
+                    + no_cuda_why)
+sanitizer = os.environ.get("KILN_COMPUTE_SANITIZER") or shutil.which(
+    "compute-sanitizer") or (
+    "/usr/local/cuda/bin/compute-sanitizer"
+    if os.access("/usr/local/cuda/bin/compute-sanitizer", os.X_OK) else None)
+if sanitizer:
+    config.available_features.add("compute-sanitizer")
+    config.substitutions.append(("%compute_sanitizer", sanitizer))
+elif cuda_devices:
+    lit_config.note("compute-sanitizer not found (PATH, /usr/local/cuda/bin, "
+                    "$KILN_COMPUTE_SANITIZER): the sanitizer tests are "
+                    "unsupported")

@@ -161,29 +161,6 @@ struct ReshapeLowering : IndexMapLowering<ReshapeOp> {
 // Compute
 //===----------------------------------------------------------------------===//
 
-/// Rounds an f32 tile to tf32 (10 mantissa bits, round to nearest even),
-/// as the tensor cores read their f32 operands with precision = "tf32".
-/// Infinities and NaNs pass unchanged.
-Value roundToTF32(OpBuilder &b, Location l, Value x) {
-  auto type = cast<RankedTensorType>(x.getType());
-  auto i32t = RankedTensorType::get(type.getShape(), b.getI32Type());
-  auto splat = [&](uint32_t v) -> Value {
-    return arith::ConstantOp::create(
-        b, l, DenseElementsAttr::get(i32t, b.getI32IntegerAttr(int32_t(v))));
-  };
-  Value bits = arith::BitcastOp::create(b, l, i32t, x);
-  Value lsb = arith::AndIOp::create(
-      b, l, arith::ShRUIOp::create(b, l, bits, splat(13)), splat(1));
-  Value rounded = arith::AddIOp::create(b, l, bits, splat(0xfff));
-  rounded = arith::AddIOp::create(b, l, rounded, lsb);
-  rounded = arith::AndIOp::create(b, l, rounded, splat(0xffffe000u));
-  Value exp = arith::AndIOp::create(b, l, bits, splat(0x7f800000u));
-  Value finite = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, exp,
-                                       splat(0x7f800000u));
-  Value r = arith::SelectOp::create(b, l, finite, rounded, bits);
-  return arith::BitcastOp::create(b, l, type, r);
-}
-
 struct DotLowering : HostPattern<DotOp> {
   using HostPattern::HostPattern;
   LogicalResult matchAndRewrite(DotOp op, OpAdaptor a,
@@ -192,8 +169,8 @@ struct DotLowering : HostPattern<DotOp> {
     // multiplying: f16/bf16 products are exact in f32, i8 in i32.
     Value lhs = a.getA(), rhs = a.getB();
     if (op.getPrecision() == DotPrecision::tf32) {
-      lhs = roundToTF32(r, op.getLoc(), lhs);
-      rhs = roundToTF32(r, op.getLoc(), rhs);
+      lhs = buildRoundToTF32(r, op.getLoc(), lhs);
+      rhs = buildRoundToTF32(r, op.getLoc(), rhs);
     }
     auto mm = linalg::MatmulOp::create(r, op.getLoc(), TypeRange{op.getType()},
                                        ValueRange{lhs, rhs},

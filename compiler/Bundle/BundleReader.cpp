@@ -256,6 +256,16 @@ public:
         return false;
       image.resourcesJson =
           resources->dump(-1, ' ', false, Json::error_handler_t::replace);
+      // Optional: what a device needs, what the arguments must satisfy.
+      for (auto [key, out] : {std::pair{"requires", &image.requiresJson},
+                              std::pair{"assumes", &image.assumesJson}}) {
+        auto it = img.find(key);
+        if (it == img.end())
+          continue;
+        if (!object(*it, join(p, key)))
+          return false;
+        *out = it->dump(-1, ' ', false, Json::error_handler_t::replace);
+      }
       images.push_back(std::move(image));
     }
     return true;

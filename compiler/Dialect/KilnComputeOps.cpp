@@ -248,3 +248,26 @@ SmallVector<Value> kiln::cloneCombiner(OpBuilder &b, Region &combiner,
     out.push_back(map.lookupOrDefault(v));
   return out;
 }
+
+Value kiln::buildRoundToTF32(OpBuilder &b, Location loc, Value x) {
+  Type intType = getTypeSameShape(x.getType(), b.getI32Type());
+  if (auto shaped = dyn_cast<ShapedType>(x.getType()))
+    intType = shaped.clone(b.getI32Type());
+  auto constant = [&](uint32_t v) -> Value {
+    Attribute value = b.getI32IntegerAttr(int32_t(v));
+    if (auto shaped = dyn_cast<ShapedType>(intType))
+      value = DenseElementsAttr::get(shaped, value);
+    return arith::ConstantOp::create(b, loc, intType, cast<TypedAttr>(value));
+  };
+  Value bits = arith::BitcastOp::create(b, loc, intType, x);
+  Value lsb = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, bits, constant(13)), constant(1));
+  Value rounded = arith::AddIOp::create(b, loc, bits, constant(0xfff));
+  rounded = arith::AddIOp::create(b, loc, rounded, lsb);
+  rounded = arith::AndIOp::create(b, loc, rounded, constant(0xffffe000u));
+  Value exp = arith::AndIOp::create(b, loc, bits, constant(0x7f800000u));
+  Value finite = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, exp,
+                                       constant(0x7f800000u));
+  Value r = arith::SelectOp::create(b, loc, finite, rounded, bits);
+  return arith::BitcastOp::create(b, loc, x.getType(), r);
+}

@@ -76,6 +76,12 @@ llvm::SmallVector<mlir::Value> cloneCombiner(mlir::OpBuilder &b,
                                              mlir::ValueRange acc,
                                              mlir::ValueRange fresh);
 
+/// `x` (an f32 scalar, tensor or vector) rounded to tf32: 10 explicit
+/// mantissa bits, to nearest even; infinities and NaNs pass unchanged. What
+/// `dot(..., precision = "tf32")` does to its operands on every target.
+mlir::Value buildRoundToTF32(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::Value x);
+
 /// `64x?x32`-style text of a shape, for diagnostics.
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
 

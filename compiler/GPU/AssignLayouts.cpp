@@ -113,6 +113,9 @@ private:
     // want another convert it.
     if (v.getDefiningOp<kiln::ReduceOp>())
       return;
+    // A dot's result is the accumulator layout its own anchor chooses.
+    if (v.getDefiningOp<kiln::DotOp>() && phase != AnchorKind::Dot)
+      return;
     // A loop-carried value takes the layout its loop already gave it.
     if (Value twin = loopTwin(v))
       if (Attribute existing = lookup(twin))
@@ -136,6 +139,7 @@ private:
   enum class AnchorKind { Load, Dot, Store };
 
   void collectAnchors(AnchorKind kind) {
+    phase = kind;
     fn.walk([&](Operation *op) {
       if (auto load = dyn_cast<kiln::LoadOp>(op)) {
         if (kind != AnchorKind::Load)
@@ -167,13 +171,20 @@ private:
       } else if (auto dot = dyn_cast<kiln::DotOp>(op)) {
         if (kind != AnchorKind::Dot)
           return;
-        MmaAttr mma = chooseMma(dot);
-        if (!mma)
+        if (MmaAttr mma = chooseMma(dot)) {
+          anchor(dot.getResult(), mma);
+          anchor(dot.getAcc(), mma);
+          anchor(dot.getA(), OperandAttr::get(ctx, 0, mma));
+          anchor(dot.getB(), OperandAttr::get(ctx, 1, mma));
           return;
-        anchor(dot.getResult(), mma);
-        anchor(dot.getAcc(), mma);
-        anchor(dot.getA(), OperandAttr::get(ctx, 0, mma));
-        anchor(dot.getB(), OperandAttr::get(ctx, 1, mma));
+        }
+        // No matrix instruction for these types (or this shape): scalar
+        // FMAs over a blocked accumulator.
+        auto acc = cast<BlockedAttr>(defaultLayout(dot.getType()));
+        anchor(dot.getResult(), acc);
+        anchor(dot.getAcc(), acc);
+        anchor(dot.getA(), DotOperandAttr::get(ctx, 0, acc));
+        anchor(dot.getB(), DotOperandAttr::get(ctx, 1, acc));
       } else if (auto store = dyn_cast<kiln::StoreOp>(op)) {
         if (kind != AnchorKind::Store ||
             !isa<RankedTensorType>(store.getPtr().getType()))
@@ -316,19 +327,9 @@ private:
                      defaultLayout(expand.getResult().getType()));
         return WalkResult::advance();
       }
-      if (auto dot = dyn_cast<kiln::DotOp>(op)) {
-        if (!layouts.count(dot.getResult())) {
-          auto a = cast<RankedTensorType>(dot.getA().getType());
-          op->emitError("dot of ")
-              << a.getElementType() << " into "
-              << getElementTypeOrSelf(dot.getAcc().getType())
-              << (dot.getPrecision() == DotPrecision::tf32 ? " (tf32)" : "")
-              << " has no matrix instruction on " << target.arch
-              << " and the GPU stage has no other dot yet";
-          return WalkResult::interrupt();
-        }
-        return WalkResult::advance();
-      }
+      if (isa<kiln::DotOp>(op))
+        return WalkResult::advance(); // anchored: every dot has a layout
+
       for (Value res : op->getResults()) {
         auto type = dyn_cast<RankedTensorType>(res.getType());
         if (!type || layouts.count(res))
@@ -372,10 +373,12 @@ private:
     if (isa<kiln::PrintOp, kiln::AssertOp>(user))
       return {};
     if (auto dot = dyn_cast<kiln::DotOp>(user)) {
-      auto mma = cast<MmaAttr>(lookup(dot.getResult()));
+      Attribute acc = lookup(dot.getResult());
       if (index == 2)
-        return mma;
-      return OperandAttr::get(ctx, index, mma);
+        return acc;
+      if (auto mma = dyn_cast<MmaAttr>(acc))
+        return OperandAttr::get(ctx, index, mma);
+      return DotOperandAttr::get(ctx, index, cast<BlockedAttr>(acc));
     }
     if (auto forOp = dyn_cast<scf::ForOp>(user)) {
       unsigned first = forOp.getNumControlOperands();
@@ -427,6 +430,7 @@ private:
   AxisInfoAnalysis axis;
   llvm::MapVector<Value, Attribute> layouts;
   DenseMap<Operation *, Attribute> required;
+  AnchorKind phase = AnchorKind::Load;
   SmallVector<Value> worklist;
 };
 

@@ -14,6 +14,7 @@
 #include "compiler/GPU/TargetDesc.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
 
 #include <map>
@@ -51,6 +52,8 @@ struct DotPattern : ThreadPattern<kiln::DotOp> {
   matchAndRewrite(kiln::DotOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &b) const override {
     Location loc = op.getLoc();
+    if (isa<BlockedAttr>(op.getType().getEncoding()))
+      return lowerWithFMA(op, adaptor, b);
     auto mma = dyn_cast<MmaAttr>(op.getType().getEncoding());
     if (!mma)
       return op.emitOpError("has no matrix-instruction layout");
@@ -100,6 +103,66 @@ struct DotPattern : ThreadPattern<kiln::DotOp> {
     b.replaceOpWithNewOp<vector::FromElementsOp>(op, accType, accRegs);
     return success();
   }
+
+  /// Scalar FMAs: each accumulator register adds the products over K of
+  /// the A row and B column this thread holds (DotOperandAttr puts them in
+  /// its registers), in K order, computed in the accumulator's type.
+  LogicalResult lowerWithFMA(kiln::DotOp op, OpAdaptor adaptor,
+                             ConversionPatternRewriter &b) const {
+    Location loc = op.getLoc();
+    auto aType = cast<RankedTensorType>(op.getA().getType());
+    LinearLayout la = getLinearLayout(aType),
+                 lb = getLinearLayout(cast<RankedTensorType>(op.getB().getType())),
+                 lc = getLinearLayout(op.getType());
+    // The register holding each element's register part of the coordinates.
+    auto index = [](const LinearLayout &l) {
+      std::map<std::pair<int32_t, int32_t>, int64_t> regs;
+      for (int32_t r = 0; r < l.getInDimSize(dims::kRegister); ++r) {
+        SmallVector<int32_t, 3> c = registerCoords(l, r);
+        regs.insert({{c[0], c[1]}, r});
+      }
+      return regs;
+    };
+    auto aRegs = index(la), bRegs = index(lb);
+    int64_t k = aType.getShape()[1];
+    Type accElem = getElementTypeOrSelf(op.getType());
+    bool isFloat = isa<FloatType>(accElem);
+    auto widen = [&](Value v) -> Value {
+      if (v.getType() == accElem)
+        return v;
+      if (isFloat)
+        return arith::ExtFOp::create(b, loc, accElem, v);
+      return arith::ExtSIOp::create(b, loc, accElem, v);
+    };
+    Value acc = adaptor.getAcc();
+    auto accType = cast<VectorType>(acc.getType());
+    SmallVector<Value> out;
+    for (int64_t r = 0; r < accType.getNumElements(); ++r) {
+      SmallVector<int32_t, 3> c = registerCoords(lc, int32_t(r));
+      Value sum = extractElement(b, loc, acc, r);
+      for (int32_t kk = 0; kk < k; ++kk) {
+        auto ai = aRegs.find({c[0], kk});
+        auto bi = bRegs.find({kk, c[1]});
+        if (ai == aRegs.end() || bi == bRegs.end())
+          return op.emitOpError("operand layouts do not cover the product");
+        Value x = widen(extractElement(b, loc, adaptor.getA(), ai->second));
+        Value y = widen(extractElement(b, loc, adaptor.getB(), bi->second));
+        if (op.getPrecision() == DotPrecision::tf32) {
+          // Round f32 operands to tf32 (10 mantissa bits, to nearest even)
+          // as the host does: kiln's tf32 semantics on every target.
+          x = buildRoundToTF32(b, loc, x);
+          y = buildRoundToTF32(b, loc, y);
+        }
+        sum = isFloat ? Value(math::FmaOp::create(b, loc, x, y, sum))
+                      : Value(arith::AddIOp::create(
+                            b, loc, sum, arith::MulIOp::create(b, loc, x, y)));
+      }
+      out.push_back(sum);
+    }
+    b.replaceOpWithNewOp<vector::FromElementsOp>(op, accType, out);
+    return success();
+  }
+
 };
 
 } // namespace

@@ -277,6 +277,23 @@ Error matchImages(const std::vector<RawBinary> &Binaries, BundleData &Data) {
     Match->Offset = Raw.ImageOffset;
     Match->Size = Raw.ImageSize;
   }
+  // A variant may have several images for one target: a PTX and a cubin,
+  // a generic image and fast paths with more assumptions; never two alike.
+  for (const KernelInfo &K : Data.Kernels)
+    for (const VariantInfo &V : K.Variants)
+      for (size_t I = 0; I < V.Images.size(); ++I)
+        for (size_t J = 0; J < I; ++J) {
+          const ImageInfo &A = V.Images[I], &B = V.Images[J];
+          if (A.Triple == B.Triple && A.Arch == B.Arch &&
+              A.ImageKind == B.ImageKind &&
+              sameAssumptions(A.Assumes, B.Assumes))
+            return bundleError(
+                Name, ErrorCode::InvalidBundle,
+                "manifest: kernel '" + K.Name + "': variant " +
+                    std::to_string(V.Index) + ": two images for " + A.Triple +
+                    " " + A.Arch + " of one kind" +
+                    (A.Assumes.count() ? " with the same assumptions" : ""));
+        }
   for (const KernelInfo &K : Data.Kernels)
     for (const VariantInfo &V : K.Variants)
       for (const ImageInfo &Img : V.Images)

@@ -66,6 +66,9 @@ Error parseManifest(std::string_view Json, BundleData &Data);
 std::optional<int64_t> resourceInt(const std::string &ResourcesJson,
                                    const char *Key);
 
+/// The same parameters assumed aligned and divisible (in any order).
+bool sameAssumptions(const ImageAssumptions &A, const ImageAssumptions &B);
+
 /// The one format version this runtime reads.
 constexpr unsigned kFormatVersion = 1;
 constexpr unsigned kContainerVersion = 1;

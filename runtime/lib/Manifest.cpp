@@ -224,15 +224,6 @@ private:
           return E;
         if (Error E = parseAssumes(IJ, Img.Assumes, IWhere))
           return E;
-        // A variant may have a generic image and "fast path" images with
-        // more assumptions for one target, but not two alike.
-        for (const ImageInfo &Other : V.Images)
-          if (Other.Triple == Img.Triple && Other.Arch == Img.Arch &&
-              sameAssumptions(Other.Assumes, Img.Assumes))
-            return fail(VWhere + "two images for " + Img.Triple + " " +
-                        Img.Arch +
-                        (Img.Assumes.count() ? " with the same assumptions"
-                                             : ""));
         auto ResIt = IJ.find("resources");
         Img.Resources = ResIt == IJ.end() ? "{}" : ResIt->dump();
         V.Images.push_back(std::move(Img));
@@ -306,17 +297,6 @@ private:
                     "', which is not an integer param");
     }
     return Error::success();
-  }
-
-  static bool sameAssumptions(const ImageAssumptions &A,
-                              const ImageAssumptions &B) {
-    auto Sorted = [](std::vector<std::string> V) {
-      std::sort(V.begin(), V.end());
-      V.erase(std::unique(V.begin(), V.end()), V.end());
-      return V;
-    };
-    return Sorted(A.Align16) == Sorted(B.Align16) &&
-           Sorted(A.Div16) == Sorted(B.Div16);
   }
 
   Expected<Expr> parseExpr(const std::string &Text) {
@@ -431,4 +411,15 @@ kiln::rt::detail::resourceInt(const std::string &ResourcesJson,
   } catch (const std::exception &) {
     return std::nullopt;
   }
+}
+
+bool kiln::rt::detail::sameAssumptions(const ImageAssumptions &A,
+                                       const ImageAssumptions &B) {
+  auto Sorted = [](std::vector<std::string> V) {
+    std::sort(V.begin(), V.end());
+    V.erase(std::unique(V.begin(), V.end()), V.end());
+    return V;
+  };
+  return Sorted(A.Align16) == Sorted(B.Align16) &&
+         Sorted(A.Div16) == Sorted(B.Div16);
 }

@@ -442,7 +442,7 @@ TEST_F(Builtins, Atomics) {
 
 TEST_F(Builtins, Dots) {
   // In a bundle of its own, for the host only (test/e2e/CMakeLists.txt).
-  auto K = kernel("builtins_host", "dots");
+  auto K = kernel("builtins", "dots");
   auto A16 = random16(512, true), B16 = random16(512, true);
   auto AB = random16(512, false), BB = random16(512, false);
   auto AF = randomF32(512), BF = randomF32(512);

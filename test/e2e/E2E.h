@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <random>
@@ -87,12 +88,12 @@ inline bool onGpu() {
   return testDevice() && testDevice()->kind() != rt::DeviceKind::Host;
 }
 
-/// Why test `Suite.Name` does not run on a GPU, or null. Tests whose name
+/// Why test `Suite.Name` does not run on a GPU, or "". Tests whose name
 /// ends in "Trap" launch a kernel that traps, which leaves the CUDA context
 /// unusable for the rest of the process: on a GPU they run only when they
 /// are the one test of the process (`--gtest_filter=Suite.NameTrap`, as
 /// ctest's KilnE2ETestsGPU.Suite.NameTrap and run-gpu-tests.sh run them).
-const char *gpuSkipReason(const std::string &Suite, const std::string &Name);
+std::string gpuSkipReason(const std::string &Suite, const std::string &Name);
 
 constexpr uint8_t PoisonFloat = 0xFF;
 constexpr uint8_t PoisonInt = 0xAB;
@@ -113,7 +114,8 @@ public:
     if (onGpu()) {
       const ::testing::TestInfo *Info =
           ::testing::UnitTest::GetInstance()->current_test_info();
-      if (const char *Why = gpuSkipReason(Info->test_suite_name(), Info->name()))
+      std::string Why = gpuSkipReason(Info->test_suite_name(), Info->name());
+      if (!Why.empty())
         GTEST_SKIP() << "on " << Dev->name() << ": " << Why;
     }
     auto S = Dev->createStream();

@@ -29,18 +29,13 @@ std::optional<rt::Device> &e2e::testDevice() {
   return D;
 }
 
-const char *e2e::gpuSkipReason(const std::string &Suite,
+std::string e2e::gpuSkipReason(const std::string &Suite,
                                const std::string &Name) {
   // Tests that cannot run on a GPU yet, and why (docs/testing-gpu.md).
   struct Entry {
     const char *Test, *Why;
   };
   static const Entry NotOnGpu[] = {
-      {"Builtins.Dots",
-       "the NVIDIA backend cannot compile the f32 (ieee) and i8 dots of "
-       "builtins.tile yet (kiln compile --targets=sm_80 crashes on them), so "
-       "kernel 'dots' is in builtins_host.kpack, compiled for the host only "
-       "(test/e2e/CMakeLists.txt)"},
       {"Examples.DebugDumpPrint",
        "kernel print on a GPU goes to the CUDA driver's printf (standard "
        "output), not to Device::setPrintHandler (docs/runtime.md)"},
@@ -53,9 +48,11 @@ const char *e2e::gpuSkipReason(const std::string &Suite,
       ::testing::UnitTest::GetInstance()->test_to_run_count() != 1)
     return "a kernel that traps leaves the CUDA context unusable for the rest "
            "of the process, so on a GPU this test runs only as the one test "
-           "of its process: --gtest_filter=Suite.NameTrap (ctest runs it as "
-           "KilnE2ETestsGPU.Suite.NameTrap, run-gpu-tests.sh alone too)";
-  return nullptr;
+           "of its process: KILN_E2E_DEVICE=cuda KilnE2ETests "
+           "--gtest_filter=" +
+           Full + " (ctest: KilnE2ETestsGPU." + Full +
+           "; run-gpu-tests.sh: step traps)";
+  return "";
 }
 
 int main(int argc, char **argv) {

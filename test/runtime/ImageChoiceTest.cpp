@@ -118,10 +118,11 @@ TEST_F(ImageChoice, BadManifestKeys) {
          Where + "'requires.features' must be an array of strings");
   // Two images alike; a generic and a fast one are fine.
   Expect({generic(), generic()},
-         "variant 0: two images for " + hostTriple() + " " + hostArch());
+         "variant 0: two images for " + hostTriple() + " " + hostArch() +
+             " of one kind");
   Expect({fast(), fast({{"div16", {"cols"}}, {"align16", {"p"}}})},
          "variant 0: two images for " + hostTriple() + " " + hostArch() +
-             " with the same assumptions");
+             " of one kind with the same assumptions");
 }
 
 TEST_F(ImageChoice, AssumptionsPickTheImage) {

@@ -3,6 +3,7 @@
 //   kiln-run BUNDLE --kernel NAME [--device auto|host|cuda[:N]|hip[:N]]
 //            [--config P=V,...] [--out-dir DIR] [--check]
 //            [--bench[=N] [--flops EXPR] [--peak-tflops X]] ARG=VALUE...
+//   kiln-run --list-devices
 //
 // A pointer argument takes a .npy file, a scalar a literal. After the run
 // every pointer argument's buffer is written to DIR/ARG.npy (bf16 as
@@ -56,6 +57,7 @@ const char *const kUsage = R"(OVERVIEW: kiln-run - run a kernel of a Kiln bundle
 
 USAGE:
   kiln-run BUNDLE --kernel NAME [options] ARG=VALUE...
+  kiln-run --list-devices
 
   Every runtime parameter of the kernel is given as NAME=VALUE: a pointer
   parameter takes a .npy file (its dtype must match the parameter; a bf16
@@ -91,6 +93,9 @@ OPTIONS:
   --flops EXPR          FLOPs per launch for --bench: + - * / ( ), numbers
                         and scalar argument names, e.g. '2*M*N*K'
   --peak-tflops X       the device's peak TFLOP/s, for --bench's share of it
+  --list-devices        list the devices this machine has, one per line
+                        (host, then cuda:0, cuda:1, ...), and exit; why
+                        there is no CUDA device goes to standard error
   --help, --version
 )";
 
@@ -953,9 +958,45 @@ int run(const Options &O) {
   return 0;
 }
 
+/// kiln-run --list-devices: one line per device, its description ("host
+/// (16 threads)", "cuda:0 (NVIDIA H100 80GB HBM3, sm_90, ...)"); when there
+/// is no CUDA device, a note on standard error says why. Exit code 0 either
+/// way (the host is always there), 2 if not even the host opens.
+int listDevices() {
+  Expected<Device> Host = Device::open("host");
+  if (!Host)
+    return report(Host.error());
+  std::printf("%s\n", Host->description().c_str());
+  for (int N = 0;; ++N) {
+    std::string Spec = "cuda:" + std::to_string(N);
+    Expected<Device> D = Device::open(Spec);
+    if (!D) {
+      // cuda:N past the last device says "cuda:N: only N CUDA devices":
+      // the end of the list, not worth a note.
+      const std::string &Why = D.error().message();
+      if (N == 0 || Why.find(": only ") == std::string::npos)
+        std::fprintf(stderr, "%s: note: %s%s\n", ToolName.c_str(),
+                     N == 0 && Why.find("no CUDA device") == std::string::npos
+                         ? "no CUDA device: "
+                         : "",
+                     Why.c_str());
+      break;
+    }
+    std::printf("%s\n", D->description().c_str());
+  }
+  std::fflush(stdout);
+  return 0;
+}
+
 } // namespace
 
 int kiln::runtool::runBundleTool(int Argc, char **Argv) {
+  for (int I = 1; I < Argc; ++I)
+    if (std::string(Argv[I]) == "--list-devices") {
+      if (Argc != 2)
+        return report(kExitUser, "--list-devices takes no other arguments");
+      return listDevices();
+    }
   Options O;
   int Code = parseOptions(Argc, Argv, O);
   if (Code >= 0)

@@ -111,6 +111,10 @@ void printText(const bundle::BundleFile &file, llvm::raw_ostream &os) {
         os << ", " << image.bytes.size() << " bytes";
         if (image.resourcesJson != "{}")
           os << ", resources " << image.resourcesJson;
+        if (image.requiresJson != "{}")
+          os << ", requires " << image.requiresJson;
+        if (image.assumesJson != "{}")
+          os << ", assumes " << image.assumesJson;
         os << "\n";
       }
     }

@@ -105,4 +105,23 @@ def KilnGPU_OperandAttr : KilnGPU_Attr<"Operand", "operand",
   let assemblyFormat = "`<` `index` `=` $index `,` `parent` `=` $parent `>`";
 }
 
+def KilnGPU_DotOperandAttr : KilnGPU_Attr<"DotOperand", "dot_operand",
+    [DeclareAttrInterfaceMethods<KilnGPU_DistributedLayout>,
+     DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
+  let summary = "operand layout of a dot computed with scalar FMAs";
+  let description = [{
+    For a `dot` whose types have no matrix instruction on the target: the
+    accumulator has the blocked layout `parent`, and each thread holds, for
+    every accumulator row it owns, the whole K extent of operand A
+    (`index = 0`, M x K), and for every column, the whole K extent of B
+    (`index = 1`, K x N); threads that share rows (columns) hold copies.
+
+    ```mlir
+    #kiln_gpu.dot_operand<index = 0, parent = #blocked>
+    ```
+  }];
+  let parameters = (ins "unsigned":$index, "::kiln::gpu::BlockedAttr":$parent);
+  let assemblyFormat = "`<` `index` `=` $index `,` `parent` `=` $parent `>`";
+}
+
 #endif // KILN_GPU_ATTRS_TD

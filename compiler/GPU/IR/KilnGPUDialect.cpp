@@ -37,6 +37,8 @@ struct LayoutAliases : public OpAsmDialectInterface {
       os << "mma";
     else if (isa<OperandAttr>(attr))
       os << "operand";
+    else if (isa<DotOperandAttr>(attr))
+      os << "dot_operand";
     else
       return AliasResult::NoAlias;
     return AliasResult::FinalAlias;

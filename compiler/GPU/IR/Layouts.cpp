@@ -153,6 +153,40 @@ int32_t OperandAttr::getNumWarps() const {
   return getParent().getNumWarps();
 }
 
+static LogicalResult verifyTile(function_ref<InFlightDiagnostic()> emitError,
+                                ArrayRef<int64_t> shape, unsigned rank,
+                                StringRef what);
+
+//===----------------------------------------------------------------------===//
+// FMA dot operands
+//===----------------------------------------------------------------------===//
+
+LinearLayout DotOperandAttr::toLinearLayout(ArrayRef<int64_t> shape) const {
+  std::string d0 = dims::tileDim(0), d1 = dims::tileDim(1);
+  // The accumulator's layout with the other dimension cut to 1 (threads
+  // along it hold copies), then all of K in registers.
+  if (getIndex() == 0)
+    return getParent().toLinearLayout({shape[0], 1}) *
+           LinearLayout::identity1D(int32_t(shape[1]), dims::kRegister, d1);
+  return getParent().toLinearLayout({1, shape[1]}) *
+         LinearLayout::identity1D(int32_t(shape[0]), dims::kRegister, d0);
+}
+
+int32_t DotOperandAttr::getNumWarps() const {
+  return getParent().getNumWarps();
+}
+
+LogicalResult DotOperandAttr::verifyEncoding(
+    ArrayRef<int64_t> shape, Type,
+    function_ref<InFlightDiagnostic()> emitError) const {
+  if (getIndex() > 1)
+    return emitError() << "operand index must be 0 (A) or 1 (B)";
+  if (getParent().getOrder().size() != 2)
+    return emitError() << "dot operand of a blocked layout of rank "
+                       << getParent().getOrder().size();
+  return verifyTile(emitError, shape, 2, "dot operand");
+}
+
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//

@@ -2,8 +2,14 @@
 """Inputs and float64 references for test/e2e/kiln-run.test, with the
 standard library only (.npy files written and read by hand, no numpy).
 
-  npy_ref.py gen CASE DIR     write the inputs of CASE into DIR (random,
-                              seeded from the OS; outputs poisoned with NaN)
+  npy_ref.py gen CASE DIR [--nonneg]
+                              write the inputs of CASE into DIR (random,
+                              seeded from the OS; outputs poisoned with NaN);
+                              --nonneg: row_sum, row_max and row_cumsum
+                              inputs in [0, 1), so that sums in another
+                              order stay within f32 tolerance of each other
+                              (no cancellation), as kiln-run --check between
+                              a GPU and the host needs
   npy_ref.py check CASE DIR   compare DIR/out/*.npy with the float64
                               reference computed from DIR/*.npy
 CASE: vector_add, axpy_bf16, softmax, softmax_bf16, matmul, matmul_ptr,
@@ -102,7 +108,7 @@ EM_VOCAB, EM_DIM, EM_LDT, EM_LDO = 20, 100, 104, 110     # embedding
 EM_IDS = [3, -1, 19, 0, 3, 7, -1]
 
 
-def gen(case, d):
+def gen(case, d, nonneg=False):
     rng = random.Random(int.from_bytes(os.urandom(8), "little"))
     nan = float("nan")
     if case == "vector_add":
@@ -135,7 +141,7 @@ def gen(case, d):
         write_npy(os.path.join(d, "mean.npy"), "<f4", (LN_ROWS,), [nan] * LN_ROWS)
         write_npy(os.path.join(d, "rstd.npy"), "<f4", (LN_ROWS,), [nan] * LN_ROWS)
     elif case in ("row_sum", "row_max"):
-        write_npy(os.path.join(d, "x.npy"), "<f4", (RR_ROWS, RR_STRIDE), rand_f32(rng, RR_ROWS * RR_STRIDE, -10, 10))
+        write_npy(os.path.join(d, "x.npy"), "<f4", (RR_ROWS, RR_STRIDE), rand_f32(rng, RR_ROWS * RR_STRIDE, 0 if nonneg else -10, 1 if nonneg else 10))
         write_npy(os.path.join(d, "out.npy"), "<f4", (RR_ROWS,), [nan] * RR_ROWS)
     elif case in ("attention", "attention_causal"):
         n = AT_BH * AT_SEQ * AT_STRIDE
@@ -147,7 +153,7 @@ def gen(case, d):
         write_npy(os.path.join(d, "y.npy"), "<f4", (N_GELU,), [nan] * N_GELU)
     elif case == "row_cumsum":
         n = CS_ROWS * CS_STRIDE
-        write_npy(os.path.join(d, "x.npy"), "<f4", (CS_ROWS, CS_STRIDE), rand_f32(rng, n))
+        write_npy(os.path.join(d, "x.npy"), "<f4", (CS_ROWS, CS_STRIDE), rand_f32(rng, n, 0 if nonneg else -1))
         write_npy(os.path.join(d, "y.npy"), "<f4", (CS_ROWS, CS_STRIDE), [nan] * n)
     elif case == "row_argmax":
         n = AM_ROWS * AM_STRIDE
@@ -323,7 +329,10 @@ def check(case, d):
 
 if __name__ == "__main__":
     mode, case, d = sys.argv[1:4]
+    flags = sys.argv[4:]
+    if any(f != "--nonneg" for f in flags) or (flags and mode != "gen"):
+        sys.exit("unknown options " + " ".join(flags))
     if mode == "gen":
-        gen(case, d)
+        gen(case, d, nonneg="--nonneg" in flags)
     elif not check(case, d):
         sys.exit(1)
