@@ -13,6 +13,7 @@
 #include "codegen/host/HostBackend.h"
 #include "codegen/host/HostPasses.h"
 
+#include "compiler/Target/LLVMPipeline.h"
 #include "compiler/Target/TargetBackend.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -30,7 +31,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/OptimizationLevel.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -217,22 +218,7 @@ HostBackend::compile(ModuleOp variant, llvm::StringRef arch,
   for (llvm::Function &f : *llvmModule)
     if (!f.isDeclaration() && f.getName() != entry)
       f.setLinkage(llvm::GlobalValue::InternalLinkage);
-
-  {
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
-    llvm::PassBuilder pb(tm.get());
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
-    llvm::ModulePassManager mpm =
-        pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
-    mpm.run(*llvmModule, mam);
-  }
+  kiln::optimizeLLVMModule(*llvmModule, *tm, llvm::OptimizationLevel::O2);
 
   // Object file.
   TempFile object, shared;

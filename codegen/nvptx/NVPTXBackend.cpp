@@ -14,6 +14,7 @@
 #include "compiler/Dialect/KilnDialect.h"
 #include "compiler/GPU/IR/KilnGPUDialect.h"
 #include "compiler/GPU/TargetDesc.h"
+#include "compiler/Target/LLVMPipeline.h"
 #include "compiler/Target/TargetBackend.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -24,7 +25,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Object/OffloadBinary.h"
-#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/OptimizationLevel.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -378,19 +379,7 @@ private:
       return makeError("translation of '" + entry + "' to LLVM IR failed");
     llvmModule->setTargetTriple(tm.getTargetTriple());
     llvmModule->setDataLayout(tm.createDataLayout());
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
-    llvm::PassBuilder pb(&tm);
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
-    llvm::ModulePassManager mpm =
-        pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-    mpm.run(*llvmModule, mam);
+    kiln::optimizeLLVMModule(*llvmModule, tm, llvm::OptimizationLevel::O3);
     return llvmModule;
   }
 

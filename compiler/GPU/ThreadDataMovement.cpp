@@ -87,16 +87,6 @@ private:
                                      b.getDenseI64ArrayAttr(mask));
   }
 
-  /// Row-major element offset (in elements) of coordinates.
-  Value flatIndex(ArrayRef<Value> coords, ArrayRef<LinearLayout::OutDim> o) {
-    Value flat = i32Const(b, loc, 0);
-    for (auto [c, d] : llvm::zip(coords, o))
-      flat = arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, flat, i32Const(b, loc, d.size)),
-          c);
-    return flat;
-  }
-
   FailureOr<Value> throughShared(Value src, const LinearLayout &srcL,
                                  const LinearLayout &dstL,
                                  VectorType dstType) {
@@ -115,7 +105,7 @@ private:
     auto access = [&](const LinearLayout &l, Value vec, bool isStore,
                       SmallVector<std::pair<int64_t, Value>> *loaded) {
       SmallVector<Value, 3> hw = hardwareCoords(b, loc, l);
-      Value hwFlat = flatIndex(hw, l.getOutDims());
+      Value hwFlat = flatOf(b, loc, hw, l.getOutDims());
       uint32_t copies = l.getFreeVariableMask(dims::kRegister);
       int32_t regs = l.getInDimSize(dims::kRegister);
       std::string last = l.getOutDims().back().name;

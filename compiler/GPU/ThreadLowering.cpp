@@ -16,10 +16,9 @@ Value i32Const(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(int32_t(v)));
 }
 
-/// This thread's part of a layout's coordinates: for each output dim, the
-/// XOR of the lane and warp bases of the bits set in this thread's ids.
 SmallVector<Value, 3> hardwareCoords(OpBuilder &b, Location loc,
-                                     const LinearLayout &l) {
+                                     const LinearLayout &l, Value lane,
+                                     Value warp) {
   SmallVector<Value, 3> coords;
   Value zero = i32Const(b, loc, 0);
   for (size_t d = 0; d < l.getOutDims().size(); ++d)
@@ -28,7 +27,9 @@ SmallVector<Value, 3> hardwareCoords(OpBuilder &b, Location loc,
                             std::pair{HwIdKind::warp, dims::kWarp}}) {
     if (!l.hasInDim(name))
       continue;
-    Value id = HwIdOp::create(b, loc, kind);
+    Value id = kind == HwIdKind::lane ? lane : warp;
+    if (!id)
+      id = HwIdOp::create(b, loc, kind);
     for (int bit = 0; bit < l.getInDimSizeLog2(name); ++bit) {
       const LinearLayout::Basis &basis = l.getBasis(name, bit);
       // set = (id >> bit) & 1; coord ^= set * basis (a select of consts).
@@ -69,7 +70,7 @@ Value ownerPredicate(OpBuilder &b, Location loc, const LinearLayout &l) {
 }
 
 /// Row-major element index (i32) of this thread's element in register
-/// `r`, given the thread's part `hwFlat` (flatIndex of hardwareCoords).
+/// `r`, given the thread's part `hwFlat` (flatOf of hardwareCoords).
 int64_t registerFlat(const LinearLayout &l, int32_t r) {
   SmallVector<int32_t, 3> rc = l.hasInDim(dims::kRegister)
                                    ? l.apply({{dims::kRegister, r}})

@@ -53,9 +53,11 @@ protected:
 mlir::Value i32Const(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
 
 /// This thread's part of a layout's coordinates: for each output dim, the
-/// XOR of the lane and warp bases of the bits set in this thread's ids.
+/// XOR of the lane and warp bases of the bits set in this thread's ids —
+/// or in `lane` and `warp` when given (another thread's).
 llvm::SmallVector<mlir::Value, 3>
-hardwareCoords(mlir::OpBuilder &b, mlir::Location loc, const LinearLayout &l);
+hardwareCoords(mlir::OpBuilder &b, mlir::Location loc, const LinearLayout &l,
+               mlir::Value lane = {}, mlir::Value warp = {});
 
 /// True for the one thread among the copies of each element (its lane and
 /// warp bits that hold copies are zero); null when no thread holds copies.

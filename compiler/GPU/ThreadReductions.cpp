@@ -460,7 +460,8 @@ struct ScanPattern : ThreadPattern<kiln::ScanOp> {
                                           names.push_back(o.name);
                                         return names;
                                       }());
-    SmallVector<Value, 3> srcHw = coordsOf(b, loc, hwOnly, srcLane, srcWarp);
+    SmallVector<Value, 3> srcHw =
+        hardwareCoords(b, loc, hwOnly, srcLane, srcWarp);
     Value srcFlat = flatOf(b, loc, srcHw, l.getOutDims());
     SmallVector<SmallVector<Value>> fetched(n);
     for (int32_t r = 0; r < regs; ++r) {
@@ -476,30 +477,6 @@ struct ScanPattern : ThreadPattern<kiln::ScanOp> {
       }
     }
         return fetched;
-  }
-
-  /// Coordinates of (lane, warp) under a layout of lanes and warps only.
-  static SmallVector<Value, 3> coordsOf(OpBuilder &b, Location loc,
-                                        const LinearLayout &l, Value lane,
-                                        Value warp) {
-    SmallVector<Value, 3> coords(l.getOutDims().size(), i32Const(b, loc, 0));
-    for (auto [name, id] : {std::pair{dims::kLane, lane},
-                            std::pair{dims::kWarp, warp}}) {
-      for (int bit = 0; bit < l.getInDimSizeLog2(name); ++bit) {
-        Value set = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::ne,
-            arith::AndIOp::create(b, loc, id,
-                                  i32Const(b, loc, int64_t(1) << bit)),
-            i32Const(b, loc, 0));
-        for (auto [d, c] : llvm::enumerate(l.getBasis(name, bit)))
-          if (c != 0)
-            coords[d] = arith::XOrIOp::create(
-                b, loc, coords[d],
-                arith::SelectOp::create(b, loc, set, i32Const(b, loc, c),
-                                        i32Const(b, loc, 0)));
-      }
-    }
-    return coords;
   }
 };
 
