@@ -102,26 +102,32 @@ private:
     // side by side, so offset(hw ^ reg) = offset(hw) ^ offset(reg): one
     // XOR with a constant per access. Consecutive registers holding
     // consecutive elements of the last dimension move as one vector.
+    // Where each element lives: the swizzled shared layout's inverse,
+    // composed with each side's layout, maps (register, lane, warp) to an
+    // offset — XOR-linear, so a register's offset is the thread's part XOR
+    // a constant. Consecutive registers at consecutive offsets move as one
+    // vector (a 16-byte chunk stays whole under the swizzle).
+    SmallVector<int32_t, 3> shape;
+    for (const LinearLayout::OutDim &o : srcL.getOutDims())
+      shape.push_back(o.size);
+    std::optional<LinearLayout> where =
+        getSharedLayout(shape, elemBytes).invert();
+    assert(where && "shared layouts are bijections");
     auto access = [&](const LinearLayout &l, Value vec, bool isStore,
                       SmallVector<std::pair<int64_t, Value>> *loaded) {
-      SmallVector<Value, 3> hw = hardwareCoords(b, loc, l);
-      Value hwFlat = flatOf(b, loc, hw, l.getOutDims());
+      LinearLayout toOffset = l.compose(*where);
+      Value hwOffset = hardwareCoords(b, loc, toOffset)[0];
       uint32_t copies = l.getFreeVariableMask(dims::kRegister);
       int32_t regs = l.getInDimSize(dims::kRegister);
-      std::string last = l.getOutDims().back().name;
       int32_t width = std::min<int32_t>(
-          {l.getNumConsecutive(dims::kRegister, last), regs,
+          {toOffset.getNumConsecutive(dims::kRegister, dims::kOffset), regs,
            int32_t(std::max<int64_t>(1, target.maxVectorBytes / elemBytes))});
       auto part = VectorType::get({width}, elem);
       for (int32_t r = 0; r < regs; r += width) {
         if (isStore && (uint32_t(r) & copies))
           continue; // a copy of an earlier register
-        SmallVector<int32_t, 3> rc = registerCoords(l, r);
-        int64_t regFlat = 0;
-        for (auto [c, o] : llvm::zip(rc, l.getOutDims()))
-          regFlat = regFlat * o.size + c;
-        Value element = arith::XOrIOp::create(b, loc, hwFlat,
-                                              i32Const(b, loc, regFlat));
+        Value element = arith::XOrIOp::create(
+            b, loc, hwOffset, i32Const(b, loc, registerCoords(toOffset, r)[0]));
         Value offset = arith::MulIOp::create(b, loc, element,
                                              i32Const(b, loc, elemBytes));
         if (isStore) {
@@ -148,7 +154,7 @@ private:
       access(srcL, src, true, nullptr);
     }
     SmallVector<std::pair<int64_t, Value>> parts;
-    if (!readMatrixOperand(buf, srcL, dstL, dstType, parts))
+    if (!readMatrixOperand(buf, *where, dstL, dstType, parts))
       access(dstL, Value(), false, &parts);
     Value result = arith::ConstantOp::create(
         b, loc, dstType, b.getZeroAttr(dstType));
@@ -163,7 +169,7 @@ private:
   /// `shared_load_matrix` per instruction tile (A: 4 matrices; B: 2,
   /// transposed), when the target has matrix loads. False if it does not
   /// apply; the generic element reads are used then.
-  bool readMatrixOperand(Value buf, const LinearLayout &srcL,
+  bool readMatrixOperand(Value buf, const LinearLayout &where,
                          const LinearLayout &dstL, VectorType dstType,
                          SmallVector<std::pair<int64_t, Value>> &parts) {
     auto operand = dyn_cast_or_null<OperandAttr>(dstEncoding);
@@ -176,42 +182,32 @@ private:
     if (!instr || instr->k != 16 ||
         (isA ? instr->getARegisters() : instr->getBRegisters()) != frag)
       return false;
-    int64_t cols = dstL.getOutDims()[1].size;
     int64_t elemBytes = 2;
-    // This lane's row and column inside an instruction tile: A, matrices
-    // (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15),
-    // (rows 8-15, k 8-15); B, transposed, (k 0-7), (k 8-15) of 8 columns.
-    Value lane = HwIdOp::create(b, loc, HwIdKind::lane);
-    Value laneRow = arith::AddIOp::create(
-        b, loc, arith::AndIOp::create(b, loc, lane, i32Const(b, loc, 7)),
-        arith::AndIOp::create(b, loc, lane, i32Const(b, loc, 8)));
-    Value laneCol = isA ? arith::ShRUIOp::create(
-                              b, loc,
-                              arith::AndIOp::create(b, loc, lane,
-                                                    i32Const(b, loc, 16)),
-                              i32Const(b, loc, 1))
-                        : i32Const(b, loc, 0);
-    // The warp's part of the coordinates (lane 0).
-    SmallVector<StringRef, 3> outs;
-    for (const LinearLayout::OutDim &o : dstL.getOutDims())
-      outs.push_back(o.name);
-    SmallVector<Value, 3> warpPart =
-        hardwareCoords(b, loc, dstL.sublayout({dims::kWarp}, outs));
+    // The row each lane addresses inside an instruction tile, as a layout:
+    // A, matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k
+    // 8-15), (rows 8-15, k 8-15): lane bits 0-3 walk rows, bit 4 moves 8
+    // columns. B, transposed, (k 0-7), (k 8-15) of 8 columns: lane bits 0-3
+    // walk rows (k), bit 4 does nothing.
+    std::string d0 = dims::tileDim(0), d1 = dims::tileDim(1);
+    int32_t rows = dstL.getOutDims()[0].size, cols = dstL.getOutDims()[1].size;
+    LinearLayout laneRows(
+        {{dims::kLane.str(),
+          {{1, 0}, {2, 0}, {4, 0}, {8, 0}, {0, isA ? 8 : 0}}}},
+        {{d0, rows}, {d1, cols}});
+    LinearLayout laneOffset = laneRows.compose(where);
+    LinearLayout toOffset = dstL.compose(where);
+    Value lanePart = hardwareCoords(b, loc, laneOffset)[0];
+    // The warp's part of the tile's corner (lane 0).
+    Value warpPart = hardwareCoords(
+        b, loc, toOffset.sublayout({dims::kWarp}, {dims::kOffset}))[0];
+    Value base = arith::XOrIOp::create(b, loc, lanePart, warpPart);
     auto part = VectorType::get({frag}, dstType.getElementType());
     int32_t regs = dstL.getInDimSize(dims::kRegister);
     for (int32_t r0 = 0; r0 < regs; r0 += frag) {
-      SmallVector<int32_t, 3> rc = registerCoords(dstL, r0);
-      Value row = arith::AddIOp::create(
-          b, loc,
-          arith::XOrIOp::create(b, loc, warpPart[0], i32Const(b, loc, rc[0])),
-          laneRow);
-      Value col = arith::AddIOp::create(
-          b, loc,
-          arith::XOrIOp::create(b, loc, warpPart[1], i32Const(b, loc, rc[1])),
-          laneCol);
-      Value element = arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, row, i32Const(b, loc, cols)),
-          col);
+      // Offsets are XOR-linear in the coordinates, and a tile's corner, the
+      // warp's share and a lane's row within the tile use disjoint bits.
+      Value element = arith::XOrIOp::create(
+          b, loc, base, i32Const(b, loc, registerCoords(toOffset, r0)[0]));
       Value offset =
           arith::MulIOp::create(b, loc, element, i32Const(b, loc, elemBytes));
       Value v = SharedLoadMatrixOp::create(
@@ -221,7 +217,6 @@ private:
       // layouts put the fragment's bits lowest.
       parts.push_back({r0, v});
     }
-    (void)srcL;
     return true;
   }
 

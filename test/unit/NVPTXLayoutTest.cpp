@@ -16,6 +16,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
+#include <tuple>
 
 using namespace kiln::gpu;
 
@@ -146,5 +148,34 @@ TEST(NVPTXLayouts, MmaAndOperandLayoutsShareTheTileAmongWarps) {
     for (auto &[row, n] : rowsA)
       ka.push_back(row);
     EXPECT_EQ(kc, ka) << "warp " << w;
+  }
+}
+
+// The swizzled shared layouts are bijections, keep 16-byte chunks whole,
+// and spread eight consecutive rows' first chunks over different banks.
+TEST(SharedLayouts, SwizzleSpreadsRowsOverBanks) {
+  for (auto [rows, cols, bytes] :
+       {std::tuple{64, 32, 2}, std::tuple{32, 64, 2}, std::tuple{128, 64, 2},
+        std::tuple{64, 64, 4}, std::tuple{16, 16, 2}, std::tuple{32, 8, 2}}) {
+    LinearLayout s = getSharedLayout({rows, cols}, bytes);
+    ASSERT_TRUE(s.isInvertible()) << s.str();
+    LinearLayout where = *s.invert();
+    int32_t chunk = 16 / bytes;
+    // A chunk of a row is contiguous in memory.
+    for (int32_t r = 0; r < rows; ++r)
+      for (int32_t c = 0; c < cols; c += chunk) {
+        int32_t first = where.apply({{"dim0", r}, {"dim1", c}})[0];
+        EXPECT_EQ(first % chunk, 0);
+        for (int32_t i = 1; i < std::min(chunk, cols); ++i)
+          EXPECT_EQ(where.apply({{"dim0", r}, {"dim1", c + i}})[0], first + i);
+      }
+    // Rows 0-7 of column 0 (what eight lanes of a matrix load address) fall
+    // in eight different 16-byte bank groups of a 128-byte line.
+    std::set<int32_t> groups;
+    for (int32_t r = 0; r < std::min(rows, 8); ++r)
+      groups.insert((where.apply({{"dim0", r}, {"dim1", 0}})[0] * bytes % 128) /
+                    16);
+    EXPECT_EQ(int32_t(groups.size()), std::min(rows, 8))
+        << rows << "x" << cols << " x" << bytes;
   }
 }

@@ -58,6 +58,14 @@ BlockedAttr getCoalescedLayout(mlir::MLIRContext *ctx,
                                llvm::ArrayRef<unsigned> order, int32_t vector,
                                int32_t warpSize, int32_t numWarps);
 
+/// The layout of a tile of `shape` in shared memory: a map from `offset`
+/// (in elements) to the tile's coordinates, bijective. Row-major, except
+/// that for 2-d tiles the 16-byte chunks of a row are XOR-swizzled with the
+/// row's low bits (rows that share a 128-byte bank line share a phase), so
+/// that the threads reading one column — or eight rows of 16 bytes, as a
+/// matrix load does — hit different banks.
+LinearLayout getSharedLayout(llvm::ArrayRef<int32_t> shape, int64_t elemBytes);
+
 /// `type` with the encoding `layout`.
 mlir::RankedTensorType withLayout(mlir::RankedTensorType type,
                                   mlir::Attribute layout);

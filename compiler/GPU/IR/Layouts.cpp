@@ -313,3 +313,37 @@ OperandAttr::verifyEncoding(ArrayRef<int64_t> shape, Type elementType,
     return emitError() << "operand index must be 0 (A) or 1 (B)";
   return getParent().verifyEncoding(shape, elementType, emitError);
 }
+
+LinearLayout kiln::gpu::getSharedLayout(ArrayRef<int32_t> shape,
+                                        int64_t elemBytes) {
+  // Row-major: the offset's low bits walk the last dimension.
+  unsigned rank = shape.size();
+  LinearLayout::InDim offset{dims::kOffset.str(), {}};
+  SmallVector<LinearLayout::OutDim, 3> outs;
+  for (unsigned d = 0; d < rank; ++d)
+    outs.push_back({dims::tileDim(d), shape[d]});
+  for (unsigned d = rank; d-- > 0;)
+    for (int32_t c = 1; c < shape[d]; c *= 2) {
+      LinearLayout::Basis b(rank, 0);
+      b[d] = c;
+      offset.bases.push_back(std::move(b));
+    }
+  if (rank == 2 && elemBytes <= 16) {
+    // Chunks of 16 bytes; a bank line is 128 bytes (32 banks of 4).
+    int32_t chunkElems = int32_t(16 / elemBytes);
+    int32_t chunks = std::max(1, shape[1] / chunkElems);
+    int64_t rowBytes = int64_t(shape[1]) * elemBytes;
+    int32_t perPhase = int32_t(std::max<int64_t>(1, 128 / rowBytes));
+    int32_t maxPhase = std::min(8, chunks);
+    // Row bit j (from log2(perPhase) on) also flips chunk bit j - that.
+    unsigned colBits = llvm::Log2_32(shape[1]);
+    unsigned phaseShift = llvm::Log2_32(perPhase);
+    for (unsigned j = 0; j < llvm::Log2_32(shape[0]); ++j) {
+      unsigned k = j - phaseShift;
+      if (j < phaseShift || k >= llvm::Log2_32(maxPhase))
+        continue;
+      offset.bases[colBits + j][1] ^= chunkElems << k;
+    }
+  }
+  return LinearLayout({std::move(offset)}, std::move(outs));
+}
