@@ -350,7 +350,7 @@ void lowerPrintf(OpBuilder &b, Location loc, PrintfOp op, ModuleOp module,
                        ValueRange{format, packed});
 }
 
-LogicalResult lowerPrimitives(ModuleOp module, int32_t threads) {
+LogicalResult lowerPrimitives(ModuleOp module) {
   unsigned printfCounter = 0;
   auto result = module.walk([&](Operation *op) -> WalkResult {
     OpBuilder b(op);
@@ -483,13 +483,9 @@ struct ConvertKilnGPUToNVVMPass
         KilnGPUDialect::getWarpsAttrName());
     int32_t threads = (warps ? warps.getInt() : 4) * 32;
 
-    // Shared memory: one extern array; the kernel's size is a launch
-    // parameter (dynamic shared memory).
-    int64_t sharedBytes = 0;
+    // Shared memory: one extern array; its size (the kernel's
+    // kiln_gpu.shared_bytes) is a launch parameter (dynamic shared memory).
     for (auto fn : module.getOps<func::FuncOp>()) {
-      if (auto s = fn->getAttrOfType<IntegerAttr>(
-              KilnGPUDialect::getSharedBytesAttrName()))
-        sharedBytes = std::max(sharedBytes, s.getInt());
       // Argument attributes are Kiln's (names, promises): LLVM has no use
       // for them.
       for (unsigned i = 0; i < fn.getNumArguments(); ++i)
@@ -505,9 +501,8 @@ struct ConvertKilnGPUToNVVMPass
                              LLVM::Linkage::External, kSharedSymbol,
                              Attribute(), /*alignment=*/16, kShared);
     }
-    (void)sharedBytes;
 
-    if (failed(lowerPrimitives(module, threads)))
+    if (failed(lowerPrimitives(module)))
       return signalPassFailure();
 
     // Math without libdevice: f16/bf16 functions computed in f32, then

@@ -43,14 +43,10 @@ using namespace kiln::gpu;
 
 namespace {
 
-/// Ops whose result may take any layout, with every tile operand in it.
+/// Ops whose result may take any layout, with every tile operand in it
+/// (a broadcast too: its source takes the result's layout).
 bool isLayoutTransparent(Operation *op) {
-  if (isa<kiln::SplatOp, kiln::ArangeOp, kiln::AddPtrOp, arith::ConstantOp,
-          arith::SelectOp, arith::CmpIOp, arith::CmpFOp>(op))
-    return true;
-  if (op->getNumResults() == 1 && op->hasTrait<OpTrait::Elementwise>())
-    return true;
-  return false;
+  return computesInAnyLayout(op) || isa<kiln::BroadcastOp>(op);
 }
 
 class Assigner {
@@ -252,16 +248,13 @@ private:
       Operation *def = v.getDefiningOp();
       if (!def)
         continue;
-      if (isLayoutTransparent(def) || isa<kiln::BroadcastOp>(def)) {
+      if (isLayoutTransparent(def)) {
         for (Value operand : def->getOperands())
           anchor(operand, layout);
       } else if (auto expand = dyn_cast<kiln::ExpandDimsOp>(def)) {
         if (auto dist = dyn_cast<DistributedLayoutAttr>(layout))
           anchor(expand.getSrc(),
                  SliceAttr::get(ctx, expand.getAxis(), dist));
-      } else if (auto load = dyn_cast<kiln::LoadOp>(def)) {
-        // A load's result layout is its anchor's; nothing to push.
-        (void)load;
       }
     }
   }
@@ -335,7 +328,7 @@ private:
         if (!type || layouts.count(res))
           continue;
         Attribute l;
-        if (isLayoutTransparent(op) || isa<kiln::BroadcastOp>(op))
+        if (isLayoutTransparent(op))
           for (Value operand : op->getOperands())
             if ((l = lookup(operand)))
               break;

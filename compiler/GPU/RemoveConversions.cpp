@@ -15,6 +15,7 @@
 #include "compiler/Dialect/KilnDialect.h"
 #include "compiler/GPU/IR/KilnGPUDialect.h"
 #include "compiler/GPU/Passes.h"
+#include "compiler/GPU/StageUtils.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -32,15 +33,11 @@ namespace {
 
 constexpr unsigned kMaxChain = 16;
 
-/// Ops that compute their result in any layout, with every tile operand in
-/// that same layout.
+/// What can be computed again in another layout: ops that compute in any
+/// layout, and the shape ops and conversions between them.
 bool isRecomputable(Operation *op) {
-  if (isa<kiln::SplatOp, kiln::ArangeOp, kiln::AddPtrOp, arith::ConstantOp,
-          arith::SelectOp, arith::CmpIOp, arith::CmpFOp, kiln::BroadcastOp,
-          kiln::ExpandDimsOp, ConvertLayoutOp>(op))
-    return true;
-  return op->getNumResults() == 1 && op->getNumRegions() == 0 &&
-         op->hasTrait<OpTrait::Elementwise>() && isMemoryEffectFree(op);
+  return computesInAnyLayout(op) ||
+         isa<kiln::BroadcastOp, kiln::ExpandDimsOp, ConvertLayoutOp>(op);
 }
 
 class Rematerializer {

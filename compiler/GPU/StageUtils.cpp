@@ -6,7 +6,9 @@
 #include "compiler/GPU/IR/KilnGPUDialect.h"
 #include "compiler/GPU/TargetDesc.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
@@ -52,6 +54,14 @@ FailureOr<StageConfig> kiln::gpu::getStageConfig(ModuleOp module,
   module->setAttr(KilnGPUDialect::getWarpsAttrName(),
                   b.getI32IntegerAttr(config.warps));
   return config;
+}
+
+bool kiln::gpu::computesInAnyLayout(Operation *op) {
+  if (isa<kiln::SplatOp, kiln::ArangeOp, kiln::AddPtrOp, arith::ConstantOp,
+          arith::SelectOp, arith::CmpIOp, arith::CmpFOp>(op))
+    return true;
+  return op->getNumResults() == 1 && op->getNumRegions() == 0 &&
+         op->hasTrait<OpTrait::Elementwise>() && isMemoryEffectFree(op);
 }
 
 int64_t kiln::gpu::getElementBytes(Type type) {

@@ -24,6 +24,13 @@ mlir::FailureOr<StageConfig> getStageConfig(mlir::ModuleOp module,
                                             llvm::StringRef targetOption,
                                             int32_t warpsOption);
 
+/// Ops that compute their result in any layout, with every tile operand in
+/// that same layout: splats, aranges, splat constants, pointer offsets,
+/// comparisons, selects and other side-effect-free elementwise ops. Layout
+/// assignment pushes layouts through them; conversion removal recomputes
+/// them.
+bool computesInAnyLayout(mlir::Operation *op);
+
 /// Bytes of one element of `type` (i1 counts as one byte; pointers 8).
 int64_t getElementBytes(mlir::Type type);
 

@@ -43,7 +43,7 @@ public:
     std::optional<LinearLayout> x = dstL.invertAndCompose(srcL);
     if (!x)
       return failure();
-    if (isRegisterOnly(*x, srcL, dstL))
+    if (isRegisterOnly(*x, dstL))
       return permuteRegisters(src, *x, dstL, dstType);
     return throughShared(src, srcL, dstL, dstType);
   }
@@ -51,8 +51,7 @@ public:
 private:
   /// True when every thread of dst finds its elements in its own src
   /// registers: lane and warp bits map to themselves.
-  bool isRegisterOnly(const LinearLayout &x, const LinearLayout &srcL,
-                      const LinearLayout &dstL) {
+  bool isRegisterOnly(const LinearLayout &x, const LinearLayout &dstL) {
     for (StringRef hw : {dims::kLane, dims::kWarp}) {
       for (int bit = 0; bit < dstL.getInDimSizeLog2(hw); ++bit) {
         auto out = x.apply({{hw, int32_t(1) << bit}});
@@ -288,8 +287,7 @@ struct MovePattern : ThreadPattern<OpTy> {
     auto dstType = cast<RankedTensorType>(op->getResult(0).getType());
     LinearLayout srcL = getLinearLayout(srcType);
     LinearLayout dstL = getLinearLayout(dstType);
-    if (!relabel(op, srcL, dstL, srcType, dstType))
-      return op.emitOpError("has layouts the GPU stage cannot relate");
+    relabel(op, srcL, dstL, srcType, dstType);
     DataMover mover(b, op.getLoc(), *this->c.target);
     mover.setDestination(dstType.getEncoding());
     FailureOr<Value> v = mover.move(adaptor.getOperands()[0], srcL, dstL,
@@ -301,21 +299,19 @@ struct MovePattern : ThreadPattern<OpTy> {
     return success();
   }
 
-  /// Brings both layouts to the same outputs; false if impossible.
-  static bool relabel(OpTy op, LinearLayout &srcL, LinearLayout &dstL,
+  /// Brings both layouts to the same outputs.
+  static void relabel(OpTy op, LinearLayout &srcL, LinearLayout &dstL,
                       RankedTensorType srcType, RankedTensorType dstType) {
     if constexpr (std::is_same_v<OpTy, kiln::BroadcastOp>) {
       // Each result element reads the source element with the broadcast
       // coordinates at 0.
       dstL = cutTo(dstL, srcType.getShape());
-      return true;
     } else if constexpr (std::is_same_v<OpTy, kiln::ExpandDimsOp>) {
       unsigned axis = op.getAxis();
       LinearLayout l = srcL;
       for (unsigned d = srcType.getRank(); d-- > axis;)
         l = l.renameOut(dims::tileDim(d), dims::tileDim(d + 1));
       srcL = l.insertOut(axis, dims::tileDim(axis));
-      return true;
     } else if constexpr (std::is_same_v<OpTy, kiln::TransOp>) {
       // Result dim i is source dim order[i].
       LinearLayout l = srcL;
@@ -329,16 +325,13 @@ struct MovePattern : ThreadPattern<OpTy> {
       for (auto [i, o] : llvm::enumerate(op.getOrder()))
         l = l.renameOut("t" + std::to_string(o), dims::tileDim(i));
       srcL = l;
-      return true;
     } else if constexpr (std::is_same_v<OpTy, kiln::ReshapeOp>) {
       SmallVector<LinearLayout::OutDim, 3> outs;
       for (auto [d, s] : llvm::enumerate(dstType.getShape()))
         outs.push_back({dims::tileDim(d), int32_t(s)});
       srcL = srcL.reshapeOuts(outs);
-      return true;
-    } else {
-      return true; // convert_layout: same tile, same outputs.
     }
+    // convert_layout: same tile, same outputs.
   }
 };
 

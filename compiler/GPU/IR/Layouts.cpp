@@ -288,7 +288,7 @@ SliceAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
   unsigned parentRank = 2;
   if (auto b = dyn_cast<BlockedAttr>(getParent()))
     parentRank = b.getOrder().size();
-  else if (auto s = dyn_cast<SliceAttr>(getParent()))
+  else if (isa<SliceAttr>(getParent()))
     return emitError() << "slice of a slice layout is not supported";
   if (getDim() >= parentRank)
     return emitError() << "slice dimension " << getDim()

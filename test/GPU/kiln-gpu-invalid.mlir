@@ -1,0 +1,79 @@
+// The kiln_gpu dialect's verifiers: layouts on tile types and the
+// per-thread primitives.
+// RUN: kiln-opt %s --split-input-file --verify-diagnostics
+// REQUIRES: nvptx-backend
+
+// expected-error @below {{blocked layout: sizes must be powers of two}}
+func.func @f(%x: tensor<64xf32, #kiln_gpu.blocked<sizePerThread = [3], threadsPerWarp = [32], warpsPerBlock = [4], order = [0]>>) {
+  return
+}
+
+// -----
+
+// expected-error @below {{blocked layout: order must be a permutation}}
+func.func @f(%x: tensor<64x64xf32, #kiln_gpu.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerBlock = [4, 1], order = [0, 0]>>) {
+  return
+}
+
+// -----
+
+// expected-error @below {{blocked layout of rank 1 on a tile of rank 2}}
+func.func @f(%x: tensor<64x64xf32, #kiln_gpu.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerBlock = [4], order = [0]>>) {
+  return
+}
+
+// -----
+
+// expected-error @below {{unknown matrix instruction 'nv.mma.bogus'}}
+func.func @f(%x: tensor<64x64xf32, #kiln_gpu.mma<instr = "nv.mma.bogus", warpsPerBlock = [2, 2]>>) {
+  return
+}
+
+// -----
+
+// expected-error @below {{slice dimension 2 outside its parent of rank 2}}
+func.func @f(%x: tensor<64xf32, #kiln_gpu.slice<dim = 2, parent = #kiln_gpu.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerBlock = [4, 1], order = [1, 0]>>>) {
+  return
+}
+
+// -----
+
+func.func @f(%a: i64) {
+  // expected-error @below {{alignment must be a positive power of two}}
+  %v = kiln_gpu.load %a alignment 3 : vector<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: vector<8xf16>, %b: vector<4xf16>, %c: vector<8xf32>) {
+  // expected-error @below {{C must be a vector of 4 elements for nv.mma.m16n8k16.f16}}
+  %d = kiln_gpu.mma "nv.mma.m16n8k16.f16" %a, %b, %c : vector<8xf16>, vector<4xf16> -> vector<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: i64, %v: f32) {
+  // expected-error @below {{unknown atomic kind 'nand'}}
+  %o = kiln_gpu.atomic_rmw "nand" %a, %v : f32
+  return
+}
+
+// -----
+
+func.func @f(%o: i32) {
+  %buf = kiln_gpu.shared_alloc size 1024 alignment 16 : !kiln_gpu.shared
+  // expected-error @below {{count must be 1, 2 or 4}}
+  %m = kiln_gpu.shared_load_matrix %buf[%o] count 3 : vector<6xf16>
+  return
+}
+
+// -----
+
+func.func @f(%o: i32) {
+  %buf = kiln_gpu.shared_alloc size 1024 alignment 16 : !kiln_gpu.shared
+  // expected-error @below {{yields 8 16-bit elements for count 4}}
+  %m = kiln_gpu.shared_load_matrix %buf[%o] count 4 : vector<4xf16>
+  return
+}
