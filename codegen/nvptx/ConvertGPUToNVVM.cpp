@@ -430,6 +430,28 @@ LogicalResult lowerPrimitives(ModuleOp module) {
     } else if (auto lm = dyn_cast<SharedLoadMatrixOp>(op)) {
       lm.replaceAllUsesWith(lowerLoadMatrix(b, loc, lm));
       lm.erase();
+    } else if (auto cp = dyn_cast<AsyncCopyOp>(op)) {
+      // cp.async (.cg, bypassing L1, for 16 bytes); a false mask copies
+      // zero source bytes, which fills the destination with zeros.
+      int32_t size = cp.getSize();
+      Value srcSize;
+      if (Value m = cp.getMask())
+        srcSize = arith::SelectOp::create(b, loc, m, i32Const(b, loc, size),
+                                          i32Const(b, loc, 0));
+      NVVM::CpAsyncOp::create(
+          b, loc, sharedPtr(b, loc, cp.getBuffer(), cp.getOffset()),
+          globalPtr(b, loc, cp.getAddr()), b.getI32IntegerAttr(size),
+          NVVM::LoadCacheModifierKindAttr::get(
+              b.getContext(), size == 16 ? NVVM::LoadCacheModifierKind::CG
+                                         : NVVM::LoadCacheModifierKind::CA),
+          srcSize);
+      cp.erase();
+    } else if (isa<AsyncCommitOp>(op)) {
+      NVVM::CpAsyncCommitGroupOp::create(b, loc);
+      op->erase();
+    } else if (auto wait = dyn_cast<AsyncWaitOp>(op)) {
+      NVVM::CpAsyncWaitGroupOp::create(b, loc, wait.getPending());
+      wait.erase();
     } else if (auto bar = dyn_cast<BarrierOp>(op)) {
       NVVM::Barrier0Op::create(b, loc);
       bar.erase();

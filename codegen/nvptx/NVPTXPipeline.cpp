@@ -35,6 +35,8 @@ void kiln::nvptx::buildNVPTXPipeline(OpPassManager &pm, llvm::StringRef arch,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(gpu::createTileGPURemoveConversions());
   pm.addPass(createCSEPass());
+  pm.addPass(gpu::createTileGPUPipeline());
+  pm.addPass(createCSEPass());
   pm.addPass(gpu::createConvertTileToGPUThreads());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

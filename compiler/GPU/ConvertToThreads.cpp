@@ -109,7 +109,8 @@ struct ConvertToThreadsPass
     ThreadTypeConverter tc;
     ConversionTarget target(*ctx);
     target.addLegalDialect<KilnGPUDialect, vector::VectorDialect>();
-    target.addIllegalOp<ConvertLayoutOp, kiln::PrintOp, kiln::AssertOp>();
+    target.addIllegalOp<ConvertLayoutOp, AsyncCopyTileOp, ReadTileOp,
+                        kiln::PrintOp, kiln::AssertOp>();
     target.markUnknownOpDynamicallyLegal([&](Operation *op) {
       if (auto fn = dyn_cast<func::FuncOp>(op))
         return llvm::all_of(fn.getArgumentTypes(), isLegalType);

@@ -5,9 +5,12 @@
 // the per-thread form in program order, the pass remembers which bytes any
 // thread may have written or read since the last barrier, and puts a
 // `kiln_gpu.barrier` before an access that could race with them: a read of
-// bytes written (RAW), a write of bytes read or written (WAR, WAW) — the
-// other threads' accesses are unknown, so every access counts as another
-// thread's. Buffers that share bytes (reused by the allocator) race too.
+// bytes written (RAW), a write of bytes read (WAR) — the other threads'
+// accesses are unknown, so every access counts as another thread's — and a
+// write of bytes written through another buffer (WAW: buffers the
+// allocator placed on the same bytes). Writes through one buffer need no
+// barrier between them: the stage writes each byte of a buffer from one
+// thread only, the same one each time.
 //
 // Barriers go only where every thread of the program arrives: at the
 // function's top level or directly in a loop body. An access nested in an
@@ -15,6 +18,12 @@
 // element writes it") counts as happening at the `scf.if`. A loop is walked
 // twice, so that accesses at the end of one iteration are seen by those at
 // the start of the next.
+//
+// Asynchronous copies write their bytes at some time up to the
+// `kiln_gpu.async_wait` that covers them. Starting one counts as a write
+// for the accesses before it (WAR, WAW: a barrier first); its bytes stay
+// pending, untouched by barriers, and count as written from the next wait
+// on (RAW: a barrier between that wait and a read).
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,36 +43,49 @@ using namespace kiln::gpu;
 
 namespace {
 
-/// Byte ranges [begin, end) of shared memory.
+/// Byte ranges [begin, end) of shared memory, each with the buffer (its
+/// `shared_alloc`) it was accessed through.
 struct Ranges {
-  SmallVector<std::pair<int64_t, int64_t>> list;
+  struct Range {
+    int64_t begin, end;
+    Operation *buffer;
+    bool operator==(const Range &o) const {
+      return begin == o.begin && end == o.end && buffer == o.buffer;
+    }
+  };
+  SmallVector<Range> list;
 
-  bool overlaps(std::pair<int64_t, int64_t> r) const {
-    for (auto [b, e] : list)
-      if (b < r.second && r.first < e)
+  /// Whether `r` overlaps a range; with `otherBuffersOnly`, only ranges
+  /// accessed through another buffer count.
+  bool overlaps(const Range &r, bool otherBuffersOnly = false) const {
+    for (const Range &x : list)
+      if (x.begin < r.end && r.begin < x.end &&
+          !(otherBuffersOnly && x.buffer == r.buffer))
         return true;
     return false;
   }
-  bool overlaps(const Ranges &other) const {
-    for (auto r : other.list)
-      if (overlaps(r))
+  bool overlaps(const Ranges &other, bool otherBuffersOnly = false) const {
+    for (const Range &r : other.list)
+      if (overlaps(r, otherBuffersOnly))
         return true;
     return false;
   }
-  void add(std::pair<int64_t, int64_t> r) {
+  void add(const Range &r) {
     if (!llvm::is_contained(list, r))
       list.push_back(r);
   }
   void add(const Ranges &other) {
-    for (auto r : other.list)
+    for (const Range &r : other.list)
       add(r);
   }
   bool empty() const { return list.empty(); }
 };
 
-/// What is pending since the last barrier.
+/// What is pending since the last barrier, and the bytes of asynchronous
+/// copies not yet waited for.
 struct State {
-  Ranges written, read;
+  Ranges written, read, inFlight;
+  /// A barrier orders the accesses before it; copies in flight go on.
   void clear() {
     written.list.clear();
     read.list.clear();
@@ -71,6 +93,15 @@ struct State {
   void join(const State &other) {
     written.add(other.written);
     read.add(other.read);
+    inFlight.add(other.inFlight);
+  }
+};
+
+/// The bytes an op (or anything nested in it) accesses.
+struct Accesses {
+  Ranges reads, writes, asyncWrites;
+  bool empty() const {
+    return reads.empty() && writes.empty() && asyncWrites.empty();
   }
 };
 
@@ -83,16 +114,18 @@ public:
 
 private:
   /// The bytes `op` (or anything nested in it) reads and writes.
-  LogicalResult summarize(Operation *op, Ranges &reads, Ranges &writes) {
+  LogicalResult summarize(Operation *op, Accesses &acc) {
     WalkResult r = op->walk([&](Operation *inner) {
       Value buffer;
-      bool isWrite = false;
+      Ranges *set = &acc.reads;
       if (auto l = dyn_cast<SharedLoadOp>(inner))
         buffer = l.getBuffer();
       else if (auto m = dyn_cast<SharedLoadMatrixOp>(inner))
         buffer = m.getBuffer();
       else if (auto s = dyn_cast<SharedStoreOp>(inner))
-        buffer = s.getBuffer(), isWrite = true;
+        buffer = s.getBuffer(), set = &acc.writes;
+      else if (auto c = dyn_cast<AsyncCopyOp>(inner))
+        buffer = c.getBuffer(), set = &acc.asyncWrites;
       else
         return WalkResult::advance();
       auto alloc = buffer.getDefiningOp<SharedAllocOp>();
@@ -101,19 +134,32 @@ private:
                            "tile-gpu-allocate-shared first");
         return WalkResult::interrupt();
       }
-      std::pair<int64_t, int64_t> range{
+      Ranges::Range range{
           int64_t(*alloc.getOffset()),
-          int64_t(*alloc.getOffset()) + int64_t(alloc.getSize())};
-      (isWrite ? writes : reads).add(range);
+          int64_t(*alloc.getOffset()) + int64_t(alloc.getSize()), alloc};
+      set->add(range);
       return WalkResult::advance();
     });
     return failure(r.wasInterrupted());
   }
 
-  /// A barrier is due before an access of `reads`/`writes`.
+  /// A barrier is due before an access of `reads`/`writes`. Writes through
+  /// one buffer do not race with each other: the stage's stores into a
+  /// buffer write each byte from one thread only (the owner of its
+  /// element, the same thread each time), so only writes through another
+  /// buffer sharing the bytes count as a write-after-write.
   static bool races(const State &s, const Ranges &reads, const Ranges &writes) {
-    return s.written.overlaps(reads) || s.written.overlaps(writes) ||
+    return s.written.overlaps(reads) ||
+           s.written.overlaps(writes, /*otherBuffersOnly=*/true) ||
            s.read.overlaps(writes);
+  }
+  static bool races(const State &s, const Accesses &acc) {
+    // A copy started after a wait goes after the barrier that publishes
+    // the landed bytes (the same barrier then also covers the reads of the
+    // slot the copy overwrites), so it counts every written byte.
+    return races(s, acc.reads, acc.writes) ||
+           s.written.overlaps(acc.asyncWrites) ||
+           s.read.overlaps(acc.asyncWrites);
   }
 
   LogicalResult walkBlock(Block &block, State &state) {
@@ -131,21 +177,29 @@ private:
         state.join(inLoop);
         continue;
       }
+      if (isa<AsyncWaitOp>(op)) {
+        // Conservatively, every copy in flight has landed (a wait that
+        // leaves groups pending only makes barriers more frequent).
+        state.written.add(state.inFlight);
+        state.inFlight.list.clear();
+        continue;
+      }
       if (isa<scf::WhileOp>(op))
         return op.emitOpError("while loops in the per-thread form are not "
                               "supported by barrier insertion");
-      Ranges reads, writes;
-      if (failed(summarize(&op, reads, writes)))
+      Accesses acc;
+      if (failed(summarize(&op, acc)))
         return failure();
-      if (reads.empty() && writes.empty())
+      if (acc.empty())
         continue;
-      if (races(state, reads, writes)) {
+      if (races(state, acc)) {
         OpBuilder b(&op);
         BarrierOp::create(b, op.getLoc());
         state.clear();
       }
-      state.read.add(reads);
-      state.written.add(writes);
+      state.read.add(acc.reads);
+      state.written.add(acc.writes);
+      state.inFlight.add(acc.asyncWrites);
     }
     return success();
   }

@@ -62,6 +62,36 @@ def TileGPUAssignLayouts : Pass<"tile-gpu-assign-layouts", "mlir::ModuleOp"> {
   let dependentDialects = ["::kiln::gpu::KilnGPUDialect"];
 }
 
+def TileGPUPipeline : Pass<"tile-gpu-pipeline", "mlir::ModuleOp"> {
+  let summary = "Software-pipeline the loads that feed matrix products";
+  let description = [{
+    Runs after layout assignment and conversion removal. In each `scf.for`
+    whose body loads tiles that feed a `kiln.dot` (directly or through
+    layout conversions and other data movement), with the variant's
+    `stages` S >= 2 on a target with asynchronous copies, those loads
+    become `kiln_gpu.async_copy_tile`s into S slots of a shared buffer,
+    issued S - 1 iterations ahead: a prologue starts the copies of the
+    first S - 1 iterations; each iteration waits for its own slot
+    (`kiln_gpu.async_wait` with S - 2 groups left in flight), starts the
+    copies of iteration i + S - 1 into the slot freed by iteration i - 1,
+    and reads its operands with `kiln_gpu.read_tile`; after the loop, a
+    wait for everything. The address and mask computation of a pipelined
+    load (its backward slice in the body, and the loop-carried values it
+    advances, such as pointer tiles bumped each iteration) is cloned for
+    the iteration ahead; copies of iterations past the end are masked off.
+    A load is pipelined when its masked-off elements read zero (no
+    `other`, or a zero one) and each thread's copies are at least 4
+    contiguous, aligned bytes; a loop is left as it is when the slice has
+    side effects or a loop-carried value it advances is used elsewhere.
+  }];
+  let options = [
+    Option<"stages", "stages", "int", /*default=*/"0",
+           "Pipeline depth (default: the variant's `stages`, else 2)">,
+  ];
+  let dependentDialects = ["::kiln::gpu::KilnGPUDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def ConvertTileToGPUThreads : Pass<"convert-tile-to-gpu-threads", "mlir::ModuleOp"> {
   let summary = "Lower tiles with layouts to the per-thread form";
   let description = [{
@@ -104,7 +134,12 @@ def TileGPUInsertBarriers : Pass<"tile-gpu-insert-barriers", "mlir::ModuleOp"> {
     Runs after `tile-gpu-allocate-shared`. Walks the per-thread form in
     program order, remembering the shared bytes any thread may have read or
     written since the last barrier, and inserts `kiln_gpu.barrier` before a
-    read of written bytes or a write of read or written bytes. Barriers are
+    read of written bytes, a write of read bytes, or a write of bytes
+    written through another buffer (the stage writes each byte of a buffer
+    from one thread only). An asynchronous copy counts as a write when it
+    starts (against earlier reads); its bytes count as written from the
+    next `kiln_gpu.async_wait` on, and barriers do not affect copies in
+    flight. Barriers are
     placed only where every thread arrives (top level or loop bodies; an
     access inside `scf.if` counts at the `scf.if`); loops are walked twice
     so that one iteration's accesses guard the next one's.

@@ -20,6 +20,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
 
+#include <map>
+
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::gpu;
@@ -43,40 +45,51 @@ public:
     std::optional<LinearLayout> x = dstL.invertAndCompose(srcL);
     if (!x)
       return failure();
-    if (isRegisterOnly(*x, dstL))
-      return permuteRegisters(src, *x, dstL, dstType);
+    if (std::optional<SmallVector<int64_t>> mask = registerMask(srcL, dstL))
+      return permuteRegisters(src, *mask, dstType);
     return throughShared(src, srcL, dstL, dstType);
   }
 
 private:
-  /// True when every thread of dst finds its elements in its own src
-  /// registers: lane and warp bits map to themselves.
-  bool isRegisterOnly(const LinearLayout &x, const LinearLayout &dstL) {
+  /// When every thread of dst holds its elements in its own src registers,
+  /// the src register each dst register takes; nullopt otherwise. That is
+  /// when each lane and warp bit moves both layouts' coordinates alike
+  /// (lanes holding copies included) and every register's part of the dst
+  /// coordinates is some src register's part.
+  static std::optional<SmallVector<int64_t>>
+  registerMask(const LinearLayout &srcL, const LinearLayout &dstL) {
+    size_t outs = dstL.getOutDims().size();
+    auto part = [&](const LinearLayout &l, StringRef in, int32_t v) {
+      return l.hasInDim(in) ? l.apply({{in, v}})
+                            : SmallVector<int32_t, 3>(outs, 0);
+    };
     for (StringRef hw : {dims::kLane, dims::kWarp}) {
-      for (int bit = 0; bit < dstL.getInDimSizeLog2(hw); ++bit) {
-        auto out = x.apply({{hw, int32_t(1) << bit}});
-        for (auto [k, od] : llvm::enumerate(x.getOutDims())) {
-          int32_t expected = od.name == hw ? (int32_t(1) << bit) : 0;
-          if (out[k] != expected)
-            return false;
-        }
-      }
+      int bits = std::max(dstL.hasInDim(hw) ? dstL.getInDimSizeLog2(hw) : 0,
+                          srcL.hasInDim(hw) ? srcL.getInDimSizeLog2(hw) : 0);
+      for (int bit = 0; bit < bits; ++bit)
+        if (part(dstL, hw, int32_t(1) << bit) !=
+            part(srcL, hw, int32_t(1) << bit))
+          return std::nullopt;
     }
-    return true;
+    std::map<SmallVector<int32_t, 3>, int64_t> srcRegs;
+    int32_t srcN = srcL.hasInDim(dims::kRegister)
+                       ? srcL.getInDimSize(dims::kRegister) : 1;
+    for (int32_t r = 0; r < srcN; ++r)
+      srcRegs.insert({part(srcL, dims::kRegister, r), r});
+    SmallVector<int64_t> mask;
+    int32_t dstN = dstL.hasInDim(dims::kRegister)
+                       ? dstL.getInDimSize(dims::kRegister) : 1;
+    for (int32_t r = 0; r < dstN; ++r) {
+      auto it = srcRegs.find(part(dstL, dims::kRegister, r));
+      if (it == srcRegs.end())
+        return std::nullopt;
+      mask.push_back(it->second);
+    }
+    return mask;
   }
 
-  Value permuteRegisters(Value src, const LinearLayout &x,
-                         const LinearLayout &dstL, VectorType dstType) {
-    int32_t n = dstL.getInDimSize(dims::kRegister);
-    int regOut = -1;
-    for (auto [k, od] : llvm::enumerate(x.getOutDims()))
-      if (od.name == dims::kRegister)
-        regOut = k;
-    SmallVector<int64_t> mask;
-    for (int32_t r = 0; r < n; ++r)
-      mask.push_back(regOut < 0 || !dstL.hasInDim(dims::kRegister)
-                         ? 0
-                         : x.apply({{dims::kRegister, r}})[regOut]);
+  Value permuteRegisters(Value src, ArrayRef<int64_t> mask,
+                         VectorType dstType) {
     auto srcType = cast<VectorType>(src.getType());
     if (srcType == dstType && llvm::all_of(llvm::enumerate(mask), [](auto p) {
           return int64_t(p.index()) == p.value();
@@ -86,137 +99,20 @@ private:
                                      b.getDenseI64ArrayAttr(mask));
   }
 
-  FailureOr<Value> throughShared(Value src, const LinearLayout &srcL,
-                                 const LinearLayout &dstL,
-                                 VectorType dstType) {
+  /// Stores the source tile into a new buffer, reads it back as `dstL`.
+  Value throughShared(Value src, const LinearLayout &srcL,
+                      const LinearLayout &dstL, VectorType dstType) {
     Type elem = dstType.getElementType();
-    int64_t elemBytes = getElementBytes(elem);
-    // Whether it fits is tile-gpu-allocate-shared's to say, for all
-    // buffers together.
-    int64_t bytes = srcL.getTotalOutSize() * elemBytes;
-    Value buf = SharedAllocOp::create(
-        b, loc, SharedBufferType::get(b.getContext()), b.getI64IntegerAttr(bytes),
-        b.getI64IntegerAttr(std::max<int64_t>(16, elemBytes)), IntegerAttr());
-    // Row-major offsets of power-of-two tiles are the coordinates' bits
-    // side by side, so offset(hw ^ reg) = offset(hw) ^ offset(reg): one
-    // XOR with a constant per access. Consecutive registers holding
-    // consecutive elements of the last dimension move as one vector.
-    // Where each element lives: the swizzled shared layout's inverse,
-    // composed with each side's layout, maps (register, lane, warp) to an
-    // offset — XOR-linear, so a register's offset is the thread's part XOR
-    // a constant. Consecutive registers at consecutive offsets move as one
-    // vector (a 16-byte chunk stays whole under the swizzle).
-    SmallVector<int32_t, 3> shape;
+    SmallVector<int64_t, 3> shape;
     for (const LinearLayout::OutDim &o : srcL.getOutDims())
       shape.push_back(o.size);
-    std::optional<LinearLayout> where =
-        getSharedLayout(shape, elemBytes).invert();
-    assert(where && "shared layouts are bijections");
-    auto access = [&](const LinearLayout &l, Value vec, bool isStore,
-                      SmallVector<std::pair<int64_t, Value>> *loaded) {
-      LinearLayout toOffset = l.compose(*where);
-      Value hwOffset = hardwareCoords(b, loc, toOffset)[0];
-      uint32_t copies = l.getFreeVariableMask(dims::kRegister);
-      int32_t regs = l.getInDimSize(dims::kRegister);
-      int32_t width = std::min<int32_t>(
-          {toOffset.getNumConsecutive(dims::kRegister, dims::kOffset), regs,
-           int32_t(std::max<int64_t>(1, target.maxVectorBytes / elemBytes))});
-      auto part = VectorType::get({width}, elem);
-      for (int32_t r = 0; r < regs; r += width) {
-        if (isStore && (uint32_t(r) & copies))
-          continue; // a copy of an earlier register
-        Value element = arith::XOrIOp::create(
-            b, loc, hwOffset, i32Const(b, loc, registerCoords(toOffset, r)[0]));
-        Value offset = arith::MulIOp::create(b, loc, element,
-                                             i32Const(b, loc, elemBytes));
-        if (isStore) {
-          Value e = vector::ExtractStridedSliceOp::create(
-              b, loc, vec, ArrayRef<int64_t>{r}, ArrayRef<int64_t>{width},
-              ArrayRef<int64_t>{1});
-          SharedStoreOp::create(b, loc, buf, offset, e);
-        } else {
-          loaded->push_back(
-              {r, SharedLoadOp::create(b, loc, part, buf, offset)});
-        }
-      }
-    };
-    // Copies of one element held by several lanes or warps write the same
-    // value; writes are kept (a benign duplicate) only from the thread
-    // whose free bits are zero.
-    Value pred = ownerPredicate(b, loc, srcL);
-    if (pred) {
-      auto ifOp = scf::IfOp::create(b, loc, pred, /*withElse=*/false);
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      access(srcL, src, true, nullptr);
-    } else {
-      access(srcL, src, true, nullptr);
-    }
-    SmallVector<std::pair<int64_t, Value>> parts;
-    if (!readMatrixOperand(buf, *where, dstL, dstType, parts))
-      access(dstL, Value(), false, &parts);
-    Value result = arith::ConstantOp::create(
-        b, loc, dstType, b.getZeroAttr(dstType));
-    for (auto [r, p] : parts)
-      result = vector::InsertStridedSliceOp::create(
-          b, loc, p, result, ArrayRef<int64_t>{r}, ArrayRef<int64_t>{1});
-    return result;
-  }
-
-  /// Reads a 16-bit operand of a k=16 matrix instruction (8 registers per
-  /// A tile, 4 per B tile) from the row-major buffer with one
-  /// `shared_load_matrix` per instruction tile (A: 4 matrices; B: 2,
-  /// transposed), when the target has matrix loads. False if it does not
-  /// apply; the generic element reads are used then.
-  bool readMatrixOperand(Value buf, const LinearLayout &where,
-                         const LinearLayout &dstL, VectorType dstType,
-                         SmallVector<std::pair<int64_t, Value>> &parts) {
-    auto operand = dyn_cast_or_null<OperandAttr>(dstEncoding);
-    if (!operand || !target.hasMatrixLoad ||
-        dstType.getElementTypeBitWidth() != 16)
-      return false;
-    const MatrixInstr *instr = lookupMatrixInstr(operand.getParent().getInstr());
-    bool isA = operand.getIndex() == 0;
-    int32_t frag = isA ? 8 : 4;
-    if (!instr || instr->k != 16 ||
-        (isA ? instr->getARegisters() : instr->getBRegisters()) != frag)
-      return false;
-    int64_t elemBytes = 2;
-    // The row each lane addresses inside an instruction tile, as a layout:
-    // A, matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k
-    // 8-15), (rows 8-15, k 8-15): lane bits 0-3 walk rows, bit 4 moves 8
-    // columns. B, transposed, (k 0-7), (k 8-15) of 8 columns: lane bits 0-3
-    // walk rows (k), bit 4 does nothing.
-    std::string d0 = dims::tileDim(0), d1 = dims::tileDim(1);
-    int32_t rows = dstL.getOutDims()[0].size, cols = dstL.getOutDims()[1].size;
-    LinearLayout laneRows(
-        {{dims::kLane.str(),
-          {{1, 0}, {2, 0}, {4, 0}, {8, 0}, {0, isA ? 8 : 0}}}},
-        {{d0, rows}, {d1, cols}});
-    LinearLayout laneOffset = laneRows.compose(where);
-    LinearLayout toOffset = dstL.compose(where);
-    Value lanePart = hardwareCoords(b, loc, laneOffset)[0];
-    // The warp's part of the tile's corner (lane 0).
-    Value warpPart = hardwareCoords(
-        b, loc, toOffset.sublayout({dims::kWarp}, {dims::kOffset}))[0];
-    Value base = arith::XOrIOp::create(b, loc, lanePart, warpPart);
-    auto part = VectorType::get({frag}, dstType.getElementType());
-    int32_t regs = dstL.getInDimSize(dims::kRegister);
-    for (int32_t r0 = 0; r0 < regs; r0 += frag) {
-      // Offsets are XOR-linear in the coordinates, and a tile's corner, the
-      // warp's share and a lane's row within the tile use disjoint bits.
-      Value element = arith::XOrIOp::create(
-          b, loc, base, i32Const(b, loc, registerCoords(toOffset, r0)[0]));
-      Value offset =
-          arith::MulIOp::create(b, loc, element, i32Const(b, loc, elemBytes));
-      Value v = SharedLoadMatrixOp::create(
-          b, loc, part, buf, offset, b.getI32IntegerAttr(frag / 2),
-          isA ? UnitAttr() : b.getUnitAttr());
-      // Fragment register j of this tile is register r0 + j: the operand
-      // layouts put the fragment's bits lowest.
-      parts.push_back({r0, v});
-    }
-    return true;
+    SharedTile tile = getSharedTile(Value(), Value(), shape, elem);
+    // Whether it fits is tile-gpu-allocate-shared's to say, for all
+    // buffers together.
+    tile.buffer = allocShared(b, loc, srcL.getTotalOutSize() * tile.elemBytes,
+                              std::max<int64_t>(16, tile.elemBytes));
+    storeSharedTile(b, loc, target, tile, src, srcL);
+    return loadSharedTile(b, loc, target, tile, dstL, dstType, dstEncoding);
   }
 
   ConversionPatternRewriter &b;

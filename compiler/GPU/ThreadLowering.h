@@ -88,6 +88,76 @@ mlir::Value extractElement(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value extractSlice(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Value vec, int64_t i, int64_t n);
 
+/// A tile in shared memory, its elements placed as `getSharedLayout` says,
+/// from byte `base` (i32; null for 0) of `buffer` on.
+struct SharedTile {
+  mlir::Value buffer, base;
+  mlir::Type elem; ///< the per-thread element type
+  int64_t elemBytes = 1;
+  /// Tile coordinates -> element offset (the shared layout's inverse).
+  LinearLayout where;
+};
+SharedTile getSharedTile(mlir::Value buffer, mlir::Value base,
+                         llvm::ArrayRef<int64_t> shape, mlir::Type elem);
+
+/// A new shared buffer of `bytes`.
+mlir::Value allocShared(mlir::OpBuilder &b, mlir::Location loc, int64_t bytes,
+                        int64_t alignment);
+
+/// The longest run (a power of two, at most `maxWidth`) of consecutive
+/// registers of `l` that sit at consecutive offsets of `tile`.
+int32_t getSharedRunWidth(const SharedTile &tile, const LinearLayout &l,
+                          int32_t maxWidth);
+
+/// Calls `fn(r, byteOffset)` for every run of `width` registers of `l`
+/// (from getSharedRunWidth), with the byte offset in the buffer of
+/// register `r`'s element; with `skipCopies`, runs that repeat an earlier
+/// register's elements are left out.
+void forEachSharedRun(
+    mlir::OpBuilder &b, mlir::Location loc, const SharedTile &tile,
+    const LinearLayout &l, int32_t width, bool skipCopies,
+    llvm::function_ref<void(int32_t r, mlir::Value byteOffset)> fn);
+
+/// Emits `body` so that it runs only in the one thread among the copies of
+/// each element of `l` (inside an `scf.if` when threads hold copies).
+void inOwnerThreads(mlir::OpBuilder &b, mlir::Location loc,
+                    const LinearLayout &l,
+                    llvm::function_ref<void(mlir::OpBuilder &)> body);
+
+/// Stores the registers `vec`, held as `l` says, into `tile` (each element
+/// written once).
+void storeSharedTile(mlir::OpBuilder &b, mlir::Location loc,
+                     const GPUTarget &target, const SharedTile &tile,
+                     mlir::Value vec, const LinearLayout &l);
+
+/// Reads `tile` into the registers of `l` (per-thread type `type`); with
+/// a matrix-instruction operand `encoding`, through the target's matrix
+/// loads where it has them.
+mlir::Value loadSharedTile(mlir::OpBuilder &b, mlir::Location loc,
+                           const GPUTarget &target, const SharedTile &tile,
+                           const LinearLayout &l, mlir::VectorType type,
+                           mlir::Attribute encoding);
+
+/// How a load or store through a tile of pointers accesses memory:
+/// `vector` consecutive elements at once, `alignment` bytes aligned.
+struct AccessPlan {
+  int32_t vector = 1;
+  int64_t alignment = 1;
+  int64_t elemBytes = 1;
+};
+AccessPlan planAccess(const Context &c, mlir::Value ptr, mlir::Value mask,
+                      mlir::RankedTensorType ptrType);
+
+/// The registers of a load through the tile of pointers `ptrTile` (masked
+/// by `maskTile`, may be null), given their per-thread forms `ptr`, `mask`
+/// and `other` (null: zero): as many consecutive elements per access as
+/// planAccess allows.
+mlir::Value loadRegisters(mlir::OpBuilder &b, mlir::Location loc,
+                          const Context &c, mlir::Value ptrTile,
+                          mlir::Value maskTile, mlir::Value ptr,
+                          mlir::Value mask, mlir::Value other,
+                          mlir::VectorType type);
+
 /// The patterns, by family.
 void populateDataMovementPatterns(const mlir::TypeConverter &tc,
                                   mlir::RewritePatternSet &patterns,

@@ -22,6 +22,26 @@ using namespace kiln;
 using namespace kiln::gpu;
 using namespace kiln::gpu::threads;
 
+Value kiln::gpu::threads::loadRegisters(OpBuilder &b, Location loc,
+                                        const Context &c, Value ptrTile,
+                                        Value maskTile, Value ptr, Value mask,
+                                        Value other, VectorType type) {
+  auto ptrType = cast<RankedTensorType>(ptrTile.getType());
+  AccessPlan p = planAccess(c, ptrTile, maskTile, ptrType);
+  auto part = VectorType::get({p.vector}, type.getElementType());
+  Value result = arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
+  for (int64_t r = 0; r < type.getNumElements(); r += p.vector) {
+    Value v = GlobalLoadOp::create(
+        b, loc, part, extractElement(b, loc, ptr, r),
+        mask ? extractElement(b, loc, mask, r) : Value(),
+        other ? extractSlice(b, loc, other, r, p.vector) : Value(),
+        b.getI64IntegerAttr(p.alignment));
+    result = vector::InsertStridedSliceOp::create(
+        b, loc, v, result, ArrayRef<int64_t>{r}, ArrayRef<int64_t>{1});
+  }
+  return result;
+}
+
 namespace {
 
 struct AddPtrPattern : ThreadPattern<kiln::AddPtrOp> {
@@ -48,15 +68,11 @@ struct AddPtrPattern : ThreadPattern<kiln::AddPtrOp> {
   }
 };
 
-/// Loads and stores through tiles of pointers, `vector` elements at once.
-struct AccessPlan {
-  int32_t vector = 1;
-  int64_t alignment = 1;
-  int64_t elemBytes = 1;
-};
+} // namespace
 
-AccessPlan planAccess(const Context &c, Value ptr, Value mask,
-                      RankedTensorType ptrType) {
+AccessPlan kiln::gpu::threads::planAccess(const Context &c, Value ptr,
+                                          Value mask,
+                                          RankedTensorType ptrType) {
   AccessPlan p;
   p.elemBytes = getElementBytes(getPointeeType(ptrType));
   LinearLayout l = getLinearLayout(ptrType);
@@ -78,6 +94,8 @@ AccessPlan planAccess(const Context &c, Value ptr, Value mask,
   return p;
 }
 
+namespace {
+
 struct LoadPattern : ThreadPattern<kiln::LoadOp> {
   using ThreadPattern::ThreadPattern;
   LogicalResult
@@ -97,24 +115,10 @@ struct LoadPattern : ThreadPattern<kiln::LoadOp> {
       b.replaceOp(op, extractElement(b, loc, v, 0));
       return success();
     }
-    AccessPlan p = planAccess(c, op.getPtr(), op.getMask(), ptrType);
-    VectorType vt = convertedType(op.getType());
-    auto part = VectorType::get({p.vector}, vt.getElementType());
-    Value result = arith::ConstantOp::create(b, loc, vt, b.getZeroAttr(vt));
-    for (int64_t r = 0; r < vt.getNumElements(); r += p.vector) {
-      Value addr = extractElement(b, loc, adaptor.getPtr(), r);
-      Value mask = adaptor.getMask()
-                       ? extractElement(b, loc, adaptor.getMask(), r)
-                       : Value();
-      Value other = adaptor.getOther()
-                        ? extractSlice(b, loc, adaptor.getOther(), r, p.vector)
-                        : Value();
-      Value v = GlobalLoadOp::create(b, loc, part, addr, mask, other,
-                                     b.getI64IntegerAttr(p.alignment));
-      result = vector::InsertStridedSliceOp::create(
-          b, loc, v, result, ArrayRef<int64_t>{r}, ArrayRef<int64_t>{1});
-    }
-    b.replaceOp(op, result);
+    b.replaceOp(op, loadRegisters(b, loc, c, op.getPtr(), op.getMask(),
+                                  adaptor.getPtr(), adaptor.getMask(),
+                                  adaptor.getOther(),
+                                  convertedType(op.getType())));
     return success();
   }
 };
@@ -368,9 +372,82 @@ struct AssertPattern : ThreadPattern<kiln::AssertOp> {
   }
 };
 
+/// A pipeline slot of `buffer` holding tiles of `type`'s shape and
+/// element: where it starts (slot × tile bytes) and how it is laid out.
+SharedTile slotTile(OpBuilder &b, Location loc, Value buffer, Value slot,
+                    RankedTensorType type, Type elem) {
+  int64_t bytes = type.getNumElements() * getElementBytes(elem);
+  Value base = arith::MulIOp::create(b, loc, slot, i32Const(b, loc, bytes));
+  return getSharedTile(buffer, base, type.getShape(), elem);
+}
+
+/// kiln_gpu.async_copy_tile: one `kiln_gpu.async_copy` per run of
+/// registers that is contiguous and aligned in global memory (planAccess)
+/// and in the slot, by the one thread among the copies of each element.
+/// Where the target has no asynchronous copies or a run is under 4 bytes,
+/// the registers are loaded and stored synchronously (same result, no
+/// overlap).
+struct AsyncCopyTilePattern : ThreadPattern<AsyncCopyTileOp> {
+  using ThreadPattern::ThreadPattern;
+  LogicalResult
+  matchAndRewrite(AsyncCopyTileOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    auto ptrType = cast<RankedTensorType>(op.getPtr().getType());
+    Type elem = getPointeeType(ptrType);
+    SharedTile tile =
+        slotTile(b, loc, adaptor.getBuffer(), adaptor.getSlot(), ptrType, elem);
+    LinearLayout l = getLinearLayout(ptrType);
+    AccessPlan p = planAccess(c, op.getPtr(), op.getMask(), ptrType);
+    int32_t width = getSharedRunWidth(tile, l, p.vector);
+    int64_t bytes = width * tile.elemBytes;
+    if (!c.target->hasAsyncCopy || bytes < 4) {
+      auto vt = VectorType::get({getRegistersPerThread(ptrType)}, elem);
+      Value v = loadRegisters(b, loc, c, op.getPtr(), op.getMask(),
+                              adaptor.getPtr(), adaptor.getMask(), Value(), vt);
+      storeSharedTile(b, loc, *c.target, tile, v, l);
+      b.eraseOp(op);
+      return success();
+    }
+    inOwnerThreads(b, loc, l, [&](OpBuilder &bb) {
+      forEachSharedRun(
+          bb, loc, tile, l, width, /*skipCopies=*/true,
+          [&](int32_t r, Value offset) {
+            Value mask = adaptor.getMask()
+                             ? extractElement(bb, loc, adaptor.getMask(), r)
+                             : Value();
+            AsyncCopyOp::create(bb, loc, tile.buffer, offset,
+                                extractElement(bb, loc, adaptor.getPtr(), r),
+                                mask, bb.getI32IntegerAttr(int32_t(bytes)));
+          });
+    });
+    b.eraseOp(op);
+    return success();
+  }
+};
+
+/// kiln_gpu.read_tile: the slot's tile read into the result's layout.
+struct ReadTilePattern : ThreadPattern<ReadTileOp> {
+  using ThreadPattern::ThreadPattern;
+  LogicalResult
+  matchAndRewrite(ReadTileOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    VectorType vt = convertedType(type);
+    SharedTile tile = slotTile(b, loc, adaptor.getBuffer(), adaptor.getSlot(),
+                               type, vt.getElementType());
+    b.replaceOp(op, loadSharedTile(b, loc, *c.target, tile,
+                                   getLinearLayout(type), vt,
+                                   type.getEncoding()));
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::gpu::threads::populateMemoryPatterns(const TypeConverter &tc,
     RewritePatternSet &patterns, const Context &c) {
-  patterns.add<AddPtrPattern, LoadPattern, StorePattern, AtomicRMWPattern, AtomicCASPattern, PrintPattern, AssertPattern>(tc, patterns.getContext(), c);
+  patterns.add<AddPtrPattern, LoadPattern, StorePattern, AtomicRMWPattern, AtomicCASPattern, PrintPattern, AssertPattern, AsyncCopyTilePattern, ReadTilePattern>(
+      tc, patterns.getContext(), c);
 }

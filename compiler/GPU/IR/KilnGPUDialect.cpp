@@ -143,3 +143,34 @@ LogicalResult SharedLoadMatrixOp::verify() {
                                   << " 16-bit elements for count " << count;
   return success();
 }
+
+LogicalResult AsyncCopyTileOp::verify() {
+  auto ptrType = cast<RankedTensorType>(getPtr().getType());
+  // Tiles of `!kiln.ptr<T>` (the kiln dialect is not a dependency here).
+  if (ptrType.getElementType().getDialect().getNamespace() != "kiln")
+    return emitOpError("copies through a tile of pointers, not ") << ptrType;
+  if (!getLayout(ptrType))
+    return emitOpError("needs a distributed layout on the pointer tile");
+  if (Value mask = getMask()) {
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    if (maskType.getShape() != ptrType.getShape() ||
+        !maskType.getElementType().isInteger(1) ||
+        maskType.getEncoding() != ptrType.getEncoding())
+      return emitOpError("mask must be i1 in the shape and layout of the "
+                         "pointer tile");
+  }
+  return success();
+}
+
+LogicalResult ReadTileOp::verify() {
+  if (!getLayout(getType()))
+    return emitOpError("needs a distributed layout on the result");
+  return success();
+}
+
+LogicalResult AsyncCopyOp::verify() {
+  int32_t size = getSize();
+  if (size != 4 && size != 8 && size != 16)
+    return emitOpError("copies 4, 8 or 16 bytes, not ") << size;
+  return success();
+}

@@ -51,6 +51,54 @@ def KilnGPU_ConvertLayoutOp : KilnGPU_Op<"convert_layout",
   let hasFolder = 1;
 }
 
+def KilnGPU_AsyncCopyTileOp : KilnGPU_Op<"async_copy_tile"> {
+  let summary = "start copying a tile from global memory into a shared slot";
+  let description = [{
+    Tile level, made by `tile-gpu-pipeline`. Starts copying the elements
+    the tile of pointers `ptr` points to into slot `slot` of `buffer`:
+    slot `s` is the bytes `[s × T, (s + 1) × T)` with `T` the tile's
+    element count times its element size, elements placed as the shared
+    layout of the tile's shape says (`getSharedLayout`, the same place a
+    layout conversion through shared memory puts them). Where `mask` is
+    false, nothing is read and the element is written zero. The copies
+    join the program's current group of asynchronous copies
+    (`kiln_gpu.async_commit`); the slot's bytes may be read only after a
+    `kiln_gpu.async_wait` that covers the group, followed by a barrier.
+    The pointer tile's layout says which thread copies which elements.
+
+    ```mlir
+    kiln_gpu.async_copy_tile %buf[%slot], %ptrs, mask %m
+        : tensor<64x32x!kiln.ptr<f16>, #blocked>
+    ```
+  }];
+  let arguments = (ins KilnGPU_SharedBufferType:$buffer, I32:$slot,
+                       AnyRankedTensor:$ptr, Optional<AnyRankedTensor>:$mask);
+  let assemblyFormat = [{
+    $buffer `[` $slot `]` `,` $ptr (`,` `mask` $mask^)? attr-dict `:` type($ptr)
+    (`,` type($mask)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def KilnGPU_ReadTileOp : KilnGPU_Op<"read_tile"> {
+  let summary = "read the tile held in a shared slot";
+  let description = [{
+    Tile level, made by `tile-gpu-pipeline`. The tile stored in slot
+    `slot` of `buffer` (placed as `kiln_gpu.async_copy_tile` says), held
+    as the result's layout says. For a matrix-instruction operand layout
+    the per-thread form reads it with the target's matrix loads.
+
+    ```mlir
+    %a = kiln_gpu.read_tile %buf[%slot] : tensor<64x32xf16, #operand>
+    ```
+  }];
+  let arguments = (ins Arg<KilnGPU_SharedBufferType, "", [MemRead]>:$buffer,
+                       I32:$slot);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$buffer `[` $slot `]` attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Per-thread form: ids
 //===----------------------------------------------------------------------===//
@@ -243,6 +291,66 @@ def KilnGPU_SharedLoadMatrixOp : KilnGPU_Op<"shared_load_matrix"> {
     `:` type($result)
   }];
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Per-thread form: asynchronous copies
+//===----------------------------------------------------------------------===//
+
+def KilnGPU_AsyncCopyOp : KilnGPU_Op<"async_copy"> {
+  let summary = "start copying bytes from global to shared memory";
+  let description = [{
+    Starts copying `size` bytes (4, 8 or 16) from the global address
+    `addr` to byte `offset` (i32) of `buffer`; both are multiples of
+    `size`. When `mask` is false, global memory is not read and the
+    `size` bytes are written zero. The copy joins this thread's current
+    group (`kiln_gpu.async_commit` closes it). Its bytes are written at
+    some time before the `kiln_gpu.async_wait` that covers its group
+    returns: until then, neither this thread nor any other may access
+    them, and other threads see them only after a barrier that follows
+    that wait.
+
+    ```mlir
+    kiln_gpu.async_copy %buf[%off], %addr, mask %m size 16
+    ```
+  }];
+  let arguments = (ins KilnGPU_SharedBufferType:$buffer, I32:$offset,
+                       I64:$addr, Optional<I1>:$mask, I32Attr:$size);
+  let assemblyFormat = [{
+    $buffer `[` $offset `]` `,` $addr (`,` `mask` $mask^)? `size` $size
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def KilnGPU_AsyncCommitOp : KilnGPU_Op<"async_commit"> {
+  let summary = "close this thread's current group of asynchronous copies";
+  let description = [{
+    The copies this thread started since its previous commit form one
+    group (possibly empty); later copies start a new one. Groups complete
+    in the order they were committed.
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def KilnGPU_AsyncWaitOp : KilnGPU_Op<"async_wait"> {
+  let summary = "wait for this thread's older groups of copies";
+  let description = [{
+    Returns once at most `pending` of this thread's committed groups are
+    still in flight: the copies of every older group have written their
+    bytes (visible to this thread; to others after a barrier). `buffers`
+    name the buffers the copies in flight may write, so that their lives
+    reach this wait (it does not read them).
+
+    ```mlir
+    kiln_gpu.async_wait %a, %b pending 1 : !kiln_gpu.shared, !kiln_gpu.shared
+    ```
+  }];
+  let arguments = (ins Variadic<KilnGPU_SharedBufferType>:$buffers,
+                       I32Attr:$pending);
+  let assemblyFormat = [{
+    ($buffers^)? `pending` $pending attr-dict (`:` qualified(type($buffers))^)?
+  }];
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,392 @@
+//===- Pipeline.cpp - Software pipelining of the loads that feed dot -------===//
+//
+// tile-gpu-pipeline (docs/codegen-gpu.md, "Software pipelining"). For a
+// loop
+//
+//   for i in range(lb, ub, step) { a = load(pa(i, x)); x = next(x); ...dot(a..) }
+//
+// with S = `stages`, d = S - 1, the loads that feed matrix products go
+// through S slots of shared memory, d iterations ahead:
+//
+//   buf = shared_alloc(S × tile)
+//   x' = x;  for p in 0..d-1: async_copy_tile buf[p] <- pa(lb + p·step, x'),
+//                             masked by lb + p·step < ub;  commit;  x' = next(x')
+//   for i (x = x', r = 0, w = d) {
+//     async_wait pending S - 2            // iteration i's slot has landed
+//     async_copy_tile buf[w] <- pa(i + d·step, x), masked by i + d·step < ub
+//     commit;  x = next(x)
+//     a = read_tile buf[r]  ...dot(a..)
+//     r, w = (r + 1) mod S, (w + 1) mod S
+//   }
+//   async_wait pending 0
+//
+// The address computation of a load (its backward slice in the body) is
+// cloned for the iteration ahead; loop-carried values that it advances
+// (`x`, such as pointer tiles bumped each iteration) then run d iterations
+// ahead, which is why they may serve nothing but that computation. The one
+// barrier each iteration needs (between the wait and the copy into the slot
+// iteration i - 1 read) is placed by tile-gpu-insert-barriers, which knows
+// that a copy's bytes land at the wait.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/GPU/ThreadLowering.h"
+
+#include "compiler/Dialect/KilnDialect.h"
+#include "compiler/GPU/AxisInfo.h"
+#include "compiler/GPU/IR/KilnGPUDialect.h"
+#include "compiler/GPU/Passes.h"
+#include "compiler/GPU/StageUtils.h"
+#include "compiler/GPU/TargetDesc.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace kiln::gpu {
+#define GEN_PASS_DEF_TILEGPUPIPELINE
+#include "compiler/GPU/Passes.h.inc"
+} // namespace kiln::gpu
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::gpu;
+
+namespace {
+
+/// True when `v` is zero in every element: a zero constant or a splat of
+/// one.
+bool isZeroTile(Value v) {
+  if (matchPattern(v, m_AnyZeroFloat()) || matchPattern(v, m_Zero()))
+    return true;
+  if (auto splat = v.getDefiningOp<kiln::SplatOp>())
+    return isZeroTile(splat.getSrc());
+  return false;
+}
+
+/// True when the value of `load` reaches an operand A or B of a
+/// `kiln.dot` in its block through data movement and casts.
+bool feedsDot(kiln::LoadOp load) {
+  SmallVector<Value> work{load.getResult()};
+  for (unsigned steps = 0; !work.empty() && steps < 64; ++steps) {
+    Value v = work.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (user->getBlock() != load->getBlock())
+        continue;
+      if (auto dot = dyn_cast<kiln::DotOp>(user)) {
+        if (use.getOperandNumber() < 2)
+          return true;
+        continue;
+      }
+      if (isa<ConvertLayoutOp, kiln::ReshapeOp, kiln::TransOp,
+              kiln::BroadcastOp, kiln::ExpandDimsOp>(user) ||
+          (user->getNumResults() == 1 && user->getNumOperands() == 1 &&
+           user->hasTrait<OpTrait::Elementwise>()))
+        work.push_back(user->getResult(0));
+    }
+  }
+  return false;
+}
+
+class LoopPipeliner {
+public:
+  LoopPipeliner(scf::ForOp loop, int32_t stages, const threads::Context &c)
+      : loop(loop), stages(stages), c(c) {}
+
+  /// Pipelines the loop when it qualifies; true if it changed.
+  bool run() {
+    collectLoads();
+    if (loads.empty() || !collectSlice())
+      return false;
+    rewrite();
+    return true;
+  }
+
+private:
+  /// The loads of the body that feed a dot and can be copied
+  /// asynchronously.
+  void collectLoads() {
+    if (!c.target->hasAsyncCopy)
+      return;
+    for (auto load : loop.getBody()->getOps<kiln::LoadOp>()) {
+      auto ptrType = dyn_cast<RankedTensorType>(load.getPtr().getType());
+      if (!ptrType || !getLayout(ptrType) || !feedsDot(load))
+        continue;
+      if (load.getOther() && !isZeroTile(load.getOther()))
+        continue; // masked-off elements must read zero, as copies write
+      Type elem = getPointeeType(ptrType);
+      threads::SharedTile tile =
+          threads::getSharedTile(Value(), Value(), ptrType.getShape(), elem);
+      threads::AccessPlan p =
+          threads::planAccess(c, load.getPtr(), load.getMask(), ptrType);
+      int32_t width =
+          threads::getSharedRunWidth(tile, getLinearLayout(ptrType), p.vector);
+      if (width * tile.elemBytes < 4)
+        continue; // the smallest asynchronous copy is 4 bytes
+      loads.push_back(load);
+    }
+  }
+
+  /// The ops that compute the loads' addresses and masks (`slice`) and the
+  /// loop-carried values they advance (`carried`); false when they cannot
+  /// run ahead.
+  bool collectSlice() {
+    Block *body = loop.getBody();
+    auto yield = cast<scf::YieldOp>(body->getTerminator());
+    SmallVector<Value> work;
+    for (kiln::LoadOp load : loads) {
+      work.push_back(load.getPtr());
+      if (load.getMask())
+        work.push_back(load.getMask());
+    }
+    llvm::SetVector<Operation *> ops;
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        if (arg.getOwner() != body || arg == loop.getInductionVar())
+          continue;
+        unsigned idx = arg.getArgNumber() - 1;
+        if (carried.insert(idx))
+          work.push_back(yield.getOperand(idx));
+        continue;
+      }
+      Operation *def = v.getDefiningOp();
+      if (!body->findAncestorOpInBlock(*def))
+        continue; // defined before the loop
+      if (def->getBlock() != body || def->getNumRegions() != 0 ||
+          !isMemoryEffectFree(def))
+        return false;
+      if (ops.insert(def))
+        work.append(def->operand_begin(), def->operand_end());
+    }
+    // Program order, for cloning.
+    for (Operation &op : *body)
+      if (ops.contains(&op))
+        slice.push_back(&op);
+    // Values computed from loop-carried ones run ahead: they may feed only
+    // the slice, the loads and the carried values' own yields.
+    DenseSet<Operation *> inSlice(ops.begin(), ops.end());
+    DenseSet<Operation *> loadOps;
+    for (kiln::LoadOp load : loads)
+      loadOps.insert(load);
+    DenseSet<Value> ahead;
+    for (unsigned idx : carried) {
+      if (!loop->getResult(idx).use_empty())
+        return false;
+      ahead.insert(body->getArgument(idx + 1));
+    }
+    for (Operation *op : slice)
+      if (llvm::any_of(op->getOperands(),
+                       [&](Value v) { return ahead.contains(v); }))
+        for (Value r : op->getResults())
+          ahead.insert(r);
+    for (Value v : ahead)
+      for (OpOperand &use : v.getUses()) {
+        Operation *user = use.getOwner();
+        if (inSlice.contains(user) || loadOps.contains(user))
+          continue;
+        if (user == yield && carried.contains(use.getOperandNumber()))
+          continue;
+        return false;
+      }
+    return true;
+  }
+
+  /// `iv + k × step` (for cloning the slice) and whether that iteration
+  /// runs. 32-bit loops compute it in 64 bits, so it cannot wrap.
+  std::pair<Value, Value> iterationAhead(OpBuilder &b, Location loc, Value iv,
+                                         int64_t k) {
+    Type type = iv.getType();
+    bool isUnsigned = loop.getUnsignedCmp();
+    Value step = loop.getStep(), ub = loop.getUpperBound();
+    auto constant = [&](Type t, int64_t v) -> Value {
+      return arith::ConstantOp::create(b, loc, t, b.getIntegerAttr(t, v));
+    };
+    if (type.isInteger() && type.getIntOrFloatBitWidth() < 64) {
+      Type i64 = b.getI64Type();
+      auto widen = [&](Value v) -> Value {
+        if (isUnsigned)
+          return arith::ExtUIOp::create(b, loc, i64, v);
+        return arith::ExtSIOp::create(b, loc, i64, v);
+      };
+      Value next = arith::AddIOp::create(
+          b, loc, widen(iv),
+          arith::MulIOp::create(b, loc, widen(step), constant(i64, k)));
+      Value runs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                         next, widen(ub));
+      return {arith::TruncIOp::create(b, loc, type, next), runs};
+    }
+    Value next = arith::AddIOp::create(
+        b, loc, iv, arith::MulIOp::create(b, loc, step, constant(type, k)));
+    Value runs = arith::CmpIOp::create(
+        b, loc, isUnsigned ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt,
+        next, ub);
+    return {next, runs};
+  }
+
+  /// Clones the slice for iteration `iv` (carried values from `carriedIn`,
+  /// indexed like the loop's iter args) and starts its copies into `slot`;
+  /// returns the carried values for the next iteration.
+  DenseMap<unsigned, Value> issue(OpBuilder &b, Value iv, Value runs,
+                                  const DenseMap<unsigned, Value> &carriedIn,
+                                  Value slot) {
+    Block *body = loop.getBody();
+    IRMapping map;
+    map.map(loop.getInductionVar(), iv);
+    for (auto [idx, v] : carriedIn)
+      map.map(body->getArgument(idx + 1), v);
+    for (Operation *op : slice)
+      b.clone(*op, map);
+    for (auto [load, buffer] : llvm::zip(loads, buffers)) {
+      Location loc = load.getLoc();
+      Value ptr = map.lookupOrDefault(load.getPtr());
+      auto maskType = cast<RankedTensorType>(getI1SameShape(ptr.getType()));
+      Value mask = kiln::SplatOp::create(b, loc, maskType, runs);
+      if (load.getMask())
+        mask = arith::AndIOp::create(b, loc, map.lookupOrDefault(load.getMask()),
+                                     mask);
+      AsyncCopyTileOp::create(b, loc, buffer, slot, ptr, mask);
+    }
+    AsyncCommitOp::create(b, loop.getLoc());
+    auto yield = cast<scf::YieldOp>(body->getTerminator());
+    DenseMap<unsigned, Value> out;
+    for (unsigned idx : carried)
+      out[idx] = map.lookupOrDefault(yield.getOperand(idx));
+    return out;
+  }
+
+  void rewrite() {
+    Location loc = loop.getLoc();
+    OpBuilder b(loop);
+    int32_t d = stages - 1;
+    for (kiln::LoadOp load : loads) {
+      auto ptrType = cast<RankedTensorType>(load.getPtr().getType());
+      int64_t slotBytes =
+          ptrType.getNumElements() * getElementBytes(getPointeeType(ptrType));
+      buffers.push_back(threads::allocShared(
+          b, load.getLoc(), stages * slotBytes,
+          std::clamp<int64_t>(slotBytes, 16, 128)));
+    }
+    // Prologue: iterations 0 .. d - 1 into slots 0 .. d - 1.
+    DenseMap<unsigned, Value> carriedValues;
+    for (unsigned idx : carried)
+      carriedValues[idx] = loop.getInitArgs()[idx];
+    for (int32_t p = 0; p < d; ++p) {
+      auto [iv, runs] = iterationAhead(b, loc, loop.getLowerBound(), p);
+      carriedValues =
+          issue(b, iv, runs, carriedValues, threads::i32Const(b, loc, p));
+    }
+    // The loop carries the values d iterations ahead and the two slots.
+    IRRewriter rewriter(b);
+    rewriter.setInsertionPoint(loop);
+    Value readInit = threads::i32Const(b, loc, 0);
+    Value writeInit = threads::i32Const(b, loc, d);
+    unsigned numIter = loop.getNumRegionIterArgs();
+    auto bump = [&](OpBuilder &bb, Value slot) -> Value {
+      Value next =
+          arith::AddIOp::create(bb, loc, slot, threads::i32Const(bb, loc, 1));
+      Value wraps = arith::CmpIOp::create(bb, loc, arith::CmpIPredicate::eq,
+                                          next,
+                                          threads::i32Const(bb, loc, stages));
+      return arith::SelectOp::create(bb, loc, wraps,
+                                     threads::i32Const(bb, loc, 0), next);
+    };
+    FailureOr<LoopLikeOpInterface> replaced = loop.replaceWithAdditionalYields(
+        rewriter, ValueRange{readInit, writeInit},
+        /*replaceInitOperandUsesInLoop=*/false,
+        [&](OpBuilder &bb, Location, ArrayRef<BlockArgument> args) {
+          return SmallVector<Value>{bump(bb, args[0]), bump(bb, args[1])};
+        });
+    assert(succeeded(replaced) && "scf.for takes more iter args");
+    loop = cast<scf::ForOp>(replaced->getOperation());
+    for (unsigned idx : carried)
+      loop.getInitArgsMutable()[idx].set(carriedValues[idx]);
+    Block *body = loop.getBody();
+    Value readSlot = body->getArgument(numIter + 1);
+    Value writeSlot = body->getArgument(numIter + 2);
+
+    // The iteration: wait for this iteration's slots, start iteration
+    // i + d's copies, read the slots where the loads were.
+    b.setInsertionPointToStart(body);
+    AsyncWaitOp::create(b, loc, buffers, b.getI32IntegerAttr(stages - 2));
+    auto [iv, runs] = iterationAhead(b, loc, loop.getInductionVar(), d);
+    DenseMap<unsigned, Value> identity;
+    for (unsigned idx : carried)
+      identity[idx] = body->getArgument(idx + 1);
+    DenseMap<unsigned, Value> next = issue(b, iv, runs, identity, writeSlot);
+    auto yield = cast<scf::YieldOp>(body->getTerminator());
+    for (auto [idx, v] : next)
+      yield->setOperand(idx, v);
+    for (auto [load, buffer] : llvm::zip(loads, buffers)) {
+      Value own;
+      for (OpOperand &use : llvm::make_early_inc_range(load->getUses())) {
+        Operation *user = use.getOwner();
+        if (auto convert = dyn_cast<ConvertLayoutOp>(user)) {
+          b.setInsertionPoint(convert);
+          convert.replaceAllUsesWith(
+              ReadTileOp::create(b, convert.getLoc(), convert.getType(), buffer,
+                                 readSlot)
+                  .getResult());
+          convert.erase();
+          continue;
+        }
+        if (!own) {
+          b.setInsertionPoint(load);
+          own = ReadTileOp::create(b, load.getLoc(), load.getType(), buffer,
+                                   readSlot);
+        }
+        use.set(own);
+      }
+      load.erase();
+    }
+    // The original address computation is dead now.
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
+      if (&op != yield && op.use_empty() && isMemoryEffectFree(&op))
+        op.erase();
+
+    b.setInsertionPointAfter(loop);
+    AsyncWaitOp::create(b, loc, buffers, b.getI32IntegerAttr(0));
+  }
+
+  scf::ForOp loop;
+  int32_t stages;
+  const threads::Context &c;
+  SmallVector<kiln::LoadOp> loads;
+  SmallVector<Value> buffers;
+  SmallVector<Operation *> slice;
+  llvm::SetVector<unsigned> carried;
+};
+
+struct PipelinePass
+    : public kiln::gpu::impl::TileGPUPipelineBase<PipelinePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<StageConfig> config = getStageConfig(module, "", 0);
+    if (failed(config))
+      return signalPassFailure();
+    int32_t depth = stages;
+    if (depth <= 0) {
+      depth = 2; // the language's default
+      if (auto variant = module->getAttrOfType<DictionaryAttr>(
+              KilnDialect::getVariantAttrName()))
+        if (auto s = variant.getAs<IntegerAttr>("stages"))
+          depth = int32_t(s.getInt());
+    }
+    if (depth < 2)
+      return;
+    AxisInfoAnalysis axis(module);
+    threads::Context c{config->target, &axis, false};
+    SmallVector<scf::ForOp> loops;
+    module.walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    for (scf::ForOp loop : loops)
+      LoopPipeliner(loop, depth, c).run();
+  }
+};
+
+} // namespace

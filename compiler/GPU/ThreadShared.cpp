@@ -1,0 +1,202 @@
+//===- ThreadShared.cpp - Tiles in shared memory, per thread ---------------===//
+//
+// How a tile sits in shared memory (the swizzled shared layout of its
+// shape) and how threads store and read it: one vector access per run of
+// registers at consecutive offsets, or the target's matrix loads for the
+// operands of matrix instructions. Layout conversions through shared
+// memory, asynchronous copies into pipeline slots and reads of those slots
+// all place elements through these helpers, so writer and reader agree.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/GPU/ThreadLowering.h"
+
+#include "compiler/GPU/IR/KilnGPUDialect.h"
+#include "compiler/GPU/StageUtils.h"
+#include "compiler/GPU/TargetDesc.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace kiln::gpu;
+
+namespace kiln::gpu::threads {
+
+SharedTile getSharedTile(Value buffer, Value base, ArrayRef<int64_t> shape,
+                         Type elem) {
+  SmallVector<int32_t, 3> s(shape.begin(), shape.end());
+  int64_t elemBytes = getElementBytes(elem);
+  std::optional<LinearLayout> where = getSharedLayout(s, elemBytes).invert();
+  assert(where && "shared layouts are bijections");
+  return SharedTile{buffer, base, elem, elemBytes, *where};
+}
+
+Value allocShared(OpBuilder &b, Location loc, int64_t bytes,
+                  int64_t alignment) {
+  return SharedAllocOp::create(b, loc, SharedBufferType::get(b.getContext()),
+                               b.getI64IntegerAttr(bytes),
+                               b.getI64IntegerAttr(alignment), IntegerAttr());
+}
+
+int32_t getSharedRunWidth(const SharedTile &tile, const LinearLayout &l,
+                          int32_t maxWidth) {
+  LinearLayout toOffset = l.compose(tile.where);
+  int32_t width = std::max<int32_t>(
+      1, std::min<int32_t>({toOffset.getNumConsecutive(dims::kRegister,
+                                                       dims::kOffset),
+                            l.getInDimSize(dims::kRegister), maxWidth}));
+  // A run starts at an offset aligned to its width only when no lane or
+  // warp moves the offset's low bits.
+  for (StringRef hw : {dims::kLane, dims::kWarp}) {
+    if (!toOffset.hasInDim(hw))
+      continue;
+    for (int bit = 0; bit < toOffset.getInDimSizeLog2(hw); ++bit)
+      while (width > 1 && (toOffset.getBasis(hw, bit)[0] & (width - 1)))
+        width /= 2;
+  }
+  return width;
+}
+
+void forEachSharedRun(OpBuilder &b, Location loc, const SharedTile &tile,
+                      const LinearLayout &l, int32_t width, bool skipCopies,
+                      function_ref<void(int32_t, Value)> fn) {
+  // Offsets are XOR-linear in (register, lane, warp): a register's offset
+  // is the thread's part XOR a constant. A 16-byte chunk stays whole under
+  // the swizzle, so a run of consecutive offsets is one vector access.
+  LinearLayout toOffset = l.compose(tile.where);
+  Value hwOffset = hardwareCoords(b, loc, toOffset)[0];
+  uint32_t copies = l.getFreeVariableMask(dims::kRegister);
+  int32_t regs = l.getInDimSize(dims::kRegister);
+  for (int32_t r = 0; r < regs; r += width) {
+    if (skipCopies && (uint32_t(r) & copies))
+      continue; // a copy of an earlier register
+    Value element = arith::XOrIOp::create(
+        b, loc, hwOffset, i32Const(b, loc, registerCoords(toOffset, r)[0]));
+    Value offset = arith::MulIOp::create(b, loc, element,
+                                         i32Const(b, loc, tile.elemBytes));
+    if (tile.base)
+      offset = arith::AddIOp::create(b, loc, offset, tile.base);
+    fn(r, offset);
+  }
+}
+
+void inOwnerThreads(OpBuilder &b, Location loc, const LinearLayout &l,
+                    function_ref<void(OpBuilder &)> body) {
+  Value pred = ownerPredicate(b, loc, l);
+  if (!pred)
+    return body(b);
+  auto ifOp = scf::IfOp::create(b, loc, pred, /*withElse=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  body(b);
+}
+
+void storeSharedTile(OpBuilder &b, Location loc, const GPUTarget &target,
+                     const SharedTile &tile, Value vec,
+                     const LinearLayout &l) {
+  int32_t width = getSharedRunWidth(
+      tile, l,
+      int32_t(std::max<int64_t>(1, target.maxVectorBytes / tile.elemBytes)));
+  // Copies of one element held by several lanes or warps would write the
+  // same value: only the thread whose free bits are zero writes.
+  inOwnerThreads(b, loc, l, [&](OpBuilder &bb) {
+    forEachSharedRun(bb, loc, tile, l, width, /*skipCopies=*/true,
+                     [&](int32_t r, Value offset) {
+                       SharedStoreOp::create(bb, loc, tile.buffer, offset,
+                                             extractSlice(bb, loc, vec, r,
+                                                          width));
+                     });
+  });
+}
+
+namespace {
+
+/// Reads a 16-bit operand of a k=16 matrix instruction (8 registers per
+/// A tile, 4 per B tile) from the tile with one `shared_load_matrix` per
+/// instruction tile (A: 4 matrices; B: 2, transposed). Empty when it does
+/// not apply (the generic element reads are used then).
+SmallVector<std::pair<int64_t, Value>>
+readMatrixOperand(OpBuilder &b, Location loc, const GPUTarget &target,
+                  const SharedTile &tile, const LinearLayout &dstL,
+                  VectorType dstType, Attribute encoding) {
+  auto operand = dyn_cast_or_null<OperandAttr>(encoding);
+  if (!operand || !target.hasMatrixLoad ||
+      dstType.getElementTypeBitWidth() != 16)
+    return {};
+  const MatrixInstr *instr =
+      lookupMatrixInstr(operand.getParent().getInstr());
+  bool isA = operand.getIndex() == 0;
+  int32_t frag = isA ? 8 : 4;
+  if (!instr || instr->k != 16 ||
+      (isA ? instr->getARegisters() : instr->getBRegisters()) != frag)
+    return {};
+  // The row each lane addresses inside an instruction tile, as a layout:
+  // A, matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k
+  // 8-15), (rows 8-15, k 8-15): lane bits 0-3 walk rows, bit 4 moves 8
+  // columns. B, transposed, (k 0-7), (k 8-15) of 8 columns: lane bits 0-3
+  // walk rows (k), bit 4 does nothing.
+  std::string d0 = dims::tileDim(0), d1 = dims::tileDim(1);
+  int32_t rows = dstL.getOutDims()[0].size, cols = dstL.getOutDims()[1].size;
+  LinearLayout laneRows(
+      {{dims::kLane.str(),
+        {{1, 0}, {2, 0}, {4, 0}, {8, 0}, {0, isA ? 8 : 0}}}},
+      {{d0, rows}, {d1, cols}});
+  LinearLayout laneOffset = laneRows.compose(tile.where);
+  LinearLayout toOffset = dstL.compose(tile.where);
+  Value lanePart = hardwareCoords(b, loc, laneOffset)[0];
+  // The warp's part of the tile's corner (lane 0).
+  Value warpPart = hardwareCoords(
+      b, loc, toOffset.sublayout({dims::kWarp}, {dims::kOffset}))[0];
+  Value base = arith::XOrIOp::create(b, loc, lanePart, warpPart);
+  auto part = VectorType::get({frag}, dstType.getElementType());
+  SmallVector<std::pair<int64_t, Value>> parts;
+  int32_t regs = dstL.getInDimSize(dims::kRegister);
+  for (int32_t r0 = 0; r0 < regs; r0 += frag) {
+    // Offsets are XOR-linear in the coordinates, and a tile's corner, the
+    // warp's share and a lane's row within the tile use disjoint bits.
+    Value element = arith::XOrIOp::create(
+        b, loc, base, i32Const(b, loc, registerCoords(toOffset, r0)[0]));
+    Value offset = arith::MulIOp::create(b, loc, element,
+                                         i32Const(b, loc, tile.elemBytes));
+    if (tile.base)
+      offset = arith::AddIOp::create(b, loc, offset, tile.base);
+    Value v = SharedLoadMatrixOp::create(
+        b, loc, part, tile.buffer, offset, b.getI32IntegerAttr(frag / 2),
+        isA ? UnitAttr() : b.getUnitAttr());
+    // Fragment register j of this tile is register r0 + j: the operand
+    // layouts put the fragment's bits lowest.
+    parts.push_back({r0, v});
+  }
+  return parts;
+}
+
+} // namespace
+
+Value loadSharedTile(OpBuilder &b, Location loc, const GPUTarget &target,
+                     const SharedTile &tile, const LinearLayout &l,
+                     VectorType type, Attribute encoding) {
+  SmallVector<std::pair<int64_t, Value>> parts =
+      readMatrixOperand(b, loc, target, tile, l, type, encoding);
+  if (parts.empty()) {
+    int32_t width = getSharedRunWidth(
+        tile, l,
+        int32_t(std::max<int64_t>(1, target.maxVectorBytes / tile.elemBytes)));
+    auto part = VectorType::get({width}, type.getElementType());
+    forEachSharedRun(b, loc, tile, l, width, /*skipCopies=*/false,
+                     [&](int32_t r, Value offset) {
+                       parts.push_back({r, SharedLoadOp::create(
+                                               b, loc, part, tile.buffer,
+                                               offset)});
+                     });
+  }
+  Value result =
+      arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
+  for (auto [r, p] : parts)
+    result = vector::InsertStridedSliceOp::create(
+        b, loc, p, result, ArrayRef<int64_t>{r}, ArrayRef<int64_t>{1});
+  return result;
+}
+
+} // namespace kiln::gpu::threads
