@@ -113,7 +113,8 @@ struct ConvertToThreadsPass
                         kiln::PrintOp, kiln::AssertOp>();
     target.markUnknownOpDynamicallyLegal([&](Operation *op) {
       if (auto fn = dyn_cast<func::FuncOp>(op))
-        return llvm::all_of(fn.getArgumentTypes(), isLegalType);
+        return llvm::all_of(fn.getArgumentTypes(), isLegalType) &&
+               llvm::all_of(fn.getResultTypes(), isLegalType);
       return llvm::all_of(op->getOperandTypes(), isLegalType) &&
              llvm::all_of(op->getResultTypes(), isLegalType);
     });

@@ -77,3 +77,38 @@ func.func @f(%o: i32) {
   %m = kiln_gpu.shared_load_matrix %buf[%o] count 4 : vector<4xf16>
   return
 }
+
+// -----
+
+func.func @copy_size(%buf: !kiln_gpu.shared, %off: i32, %p: i64) {
+  // expected-error @below {{copies 4, 8 or 16 bytes, not 2}}
+  kiln_gpu.async_copy %buf[%off], %p size 2
+  return
+}
+
+// -----
+
+#blocked = #kiln_gpu.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerBlock = [4], order = [0]>
+func.func @copy_values(%buf: !kiln_gpu.shared, %slot: i32, %x: tensor<128xf32, #blocked>) {
+  // expected-error @below {{copies through a tile of pointers, not 'tensor<128xf32}}
+  kiln_gpu.async_copy_tile %buf[%slot], %x : tensor<128xf32, #blocked>
+  return
+}
+
+// -----
+
+#blocked = #kiln_gpu.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerBlock = [4], order = [0]>
+#other = #kiln_gpu.blocked<sizePerThread = [2], threadsPerWarp = [32], warpsPerBlock = [2], order = [0]>
+func.func @copy_mask(%buf: !kiln_gpu.shared, %slot: i32, %p: tensor<128x!kiln.ptr<f32>, #blocked>, %m: tensor<128xi1, #other>) {
+  // expected-error @below {{mask must be i1 in the shape and layout of the pointer tile}}
+  kiln_gpu.async_copy_tile %buf[%slot], %p, mask %m : tensor<128x!kiln.ptr<f32>, #blocked>, tensor<128xi1, #other>
+  return
+}
+
+// -----
+
+func.func @read_plain(%buf: !kiln_gpu.shared, %slot: i32) {
+  // expected-error @below {{needs a distributed layout on the result}}
+  %t = kiln_gpu.read_tile %buf[%slot] : tensor<128xf16>
+  return
+}

@@ -66,3 +66,27 @@ module attributes {kiln_gpu.target = "sm_12"} {
     return
   }
 }
+
+// -----
+
+// Copies in flight write their buffer until the wait that covers them: a
+// buffer whose last access is a copy lives to that wait, so one allocated
+// before the wait goes elsewhere and one allocated after it reuses the
+// bytes.
+// CHECK-LABEL: func.func @in_flight
+// CHECK: kiln_gpu.shared_alloc size 1024 alignment 16 offset 0
+// CHECK: kiln_gpu.shared_alloc size 512 alignment 16 offset 1024
+// CHECK: kiln_gpu.shared_alloc size 1024 alignment 16 offset 0
+module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
+  func.func @in_flight(%off: i32, %p: i64, %v: vector<4xf32>) {
+    %a = kiln_gpu.shared_alloc size 1024 alignment 16 : !kiln_gpu.shared
+    kiln_gpu.async_copy %a[%off], %p size 16
+    kiln_gpu.async_commit
+    %b = kiln_gpu.shared_alloc size 512 alignment 16 : !kiln_gpu.shared
+    kiln_gpu.shared_store %b[%off], %v : vector<4xf32>
+    kiln_gpu.async_wait %a pending 0 : !kiln_gpu.shared
+    %c = kiln_gpu.shared_alloc size 1024 alignment 16 : !kiln_gpu.shared
+    kiln_gpu.shared_store %c[%off], %v : vector<4xf32>
+    return
+  }
+}

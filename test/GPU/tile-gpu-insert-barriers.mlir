@@ -96,3 +96,65 @@ module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
     return
   }
 }
+
+// -----
+
+// Writes through one buffer do not race with each other (each byte has one
+// writer); a write through another buffer on the same bytes does (WAW).
+// CHECK-LABEL: func.func @waw
+// CHECK: kiln_gpu.shared_store %[[A:.*]][%{{.*}}], %{{.*}} : vector<4xf32>
+// CHECK-NEXT: kiln_gpu.shared_store %[[A]][
+// CHECK-NEXT: kiln_gpu.barrier
+// CHECK-NEXT: kiln_gpu.shared_store %[[B:.*]][
+// CHECK-NEXT: return
+module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
+  func.func @waw(%o1: i32, %o2: i32, %v: vector<4xf32>) {
+    %a = kiln_gpu.shared_alloc size 1024 alignment 16 offset 0 : !kiln_gpu.shared
+    %b = kiln_gpu.shared_alloc size 1024 alignment 16 offset 512 : !kiln_gpu.shared
+    kiln_gpu.shared_store %a[%o1], %v : vector<4xf32>
+    kiln_gpu.shared_store %a[%o2], %v : vector<4xf32>
+    kiln_gpu.shared_store %b[%o1], %v : vector<4xf32>
+    return
+  }
+}
+
+// -----
+
+// A software-pipelined loop: the prologue's copies land at the wait in the
+// loop; one barrier per iteration, between the wait and the copy into the
+// slot the previous iteration read, covers both the landed bytes (RAW) and
+// the reuse of the slot (WAR). After the final wait, a store through a
+// buffer on the same bytes waits for a barrier.
+// CHECK-LABEL: func.func @pipelined
+// CHECK: kiln_gpu.async_copy
+// CHECK-NEXT: kiln_gpu.async_commit
+// CHECK-NOT: kiln_gpu.barrier
+// CHECK: scf.for
+// CHECK-NEXT: kiln_gpu.async_wait %{{.*}} pending 1
+// CHECK-NEXT: kiln_gpu.barrier
+// CHECK-NEXT: kiln_gpu.async_copy
+// CHECK-NEXT: kiln_gpu.async_commit
+// CHECK-NEXT: kiln_gpu.shared_load_matrix
+// CHECK-NEXT: }
+// CHECK: kiln_gpu.async_wait %{{.*}} pending 0
+// CHECK-NEXT: kiln_gpu.barrier
+// CHECK-NEXT: kiln_gpu.shared_store
+module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
+  func.func @pipelined(%n: index, %off: i32, %addr: i64, %v: vector<4xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %buf = kiln_gpu.shared_alloc size 12288 alignment 128 offset 0 : !kiln_gpu.shared
+    %epi = kiln_gpu.shared_alloc size 1024 alignment 16 offset 0 : !kiln_gpu.shared
+    kiln_gpu.async_copy %buf[%off], %addr size 16
+    kiln_gpu.async_commit
+    scf.for %i = %c0 to %n step %c1 {
+      kiln_gpu.async_wait %buf pending 1 : !kiln_gpu.shared
+      kiln_gpu.async_copy %buf[%off], %addr size 16
+      kiln_gpu.async_commit
+      %x = kiln_gpu.shared_load_matrix %buf[%off] count 4 : vector<8xf16>
+    }
+    kiln_gpu.async_wait %buf pending 0 : !kiln_gpu.shared
+    kiln_gpu.shared_store %epi[%off], %v : vector<4xf32>
+    return
+  }
+}

@@ -86,3 +86,25 @@ module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
     return
   }
 }
+
+// -----
+
+// Asynchronous copies: cp.async (.cg for 16 bytes, .ca below); a mask turns
+// into the source size (0: the destination is zero-filled); commit and wait
+// map to the group instructions.
+// CHECK-LABEL: llvm.func @copies(
+// CHECK: %[[SIZE:.*]] = llvm.select %{{.*}}, %{{.*}}, %{{.*}} : i1, i32
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg, %[[SIZE]] : !llvm.ptr<3>, !llvm.ptr<1>, i32
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache = ca : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.wait.group 1
+module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
+  func.func @copies(%p: i64, %off: i32, %m: i1) attributes {kiln.kernel, kiln_gpu.shared_bytes = 1024 : i64} {
+    %buf = kiln_gpu.shared_alloc size 1024 alignment 16 offset 0 : !kiln_gpu.shared
+    kiln_gpu.async_copy %buf[%off], %p, mask %m size 16
+    kiln_gpu.async_copy %buf[%off], %p size 4
+    kiln_gpu.async_commit
+    kiln_gpu.async_wait %buf pending 1 : !kiln_gpu.shared
+    return
+  }
+}
