@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Checks every variant of a multi-variant PTX file (`kiln compile --emit=ptx`
+without --kernel/-D): splits it at the `// kernel <entry> (...) for <arch>`
+lines that precede each variant and assembles each one with ptxas.
+
+Usage: ptx_variants.py FILE.ptx --ptxas PATH [--jobs N]
+
+Prints one line per variant, `<entry> ok <registers> <spill bytes>` or
+`<entry> FAILED`, followed by ptxas's messages, then `variants: N`. Exits 1
+when any variant fails (ptxas missing: exit 0 after printing the count only,
+the caller skips).
+"""
+import argparse
+import concurrent.futures
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HEADER = re.compile(r"^// kernel (\S+) \((.*)\) for (\S+)$")
+
+
+def split(path):
+    variants, current = [], None
+    with open(path) as f:
+        for line in f:
+            m = HEADER.match(line.rstrip("\n"))
+            if m:
+                current = {"entry": m.group(1), "arch": m.group(3), "lines": []}
+                variants.append(current)
+            if current is not None:
+                current["lines"].append(line)
+    return variants
+
+
+def assemble(ptxas, variant, tmp):
+    src = os.path.join(tmp, variant["entry"] + ".ptx")
+    with open(src, "w") as f:
+        f.writelines(variant["lines"])
+    arch = variant["arch"]
+    r = subprocess.run([ptxas, "-arch=" + arch, "-v", src, "-o", src + ".cubin"],
+                       capture_output=True, text=True)
+    out = r.stdout + r.stderr
+    if r.returncode != 0:
+        return variant["entry"], False, out
+    regs = re.search(r"Used (\d+) registers", out)
+    spills = sum(int(x) for x in re.findall(r"(\d+) bytes spill (?:stores|loads)", out))
+    return variant["entry"], True, "%s %d" % (regs.group(1) if regs else "?", spills)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("ptx")
+    ap.add_argument("--ptxas", default="")
+    ap.add_argument("--jobs", type=int, default=2)
+    args = ap.parse_args()
+    variants = split(args.ptx)
+    bad = 0
+    if args.ptxas and os.path.exists(args.ptxas):
+        with tempfile.TemporaryDirectory() as tmp, \
+                concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+            for entry, ok, text in pool.map(lambda v: assemble(args.ptxas, v, tmp), variants):
+                if ok:
+                    print(entry, "ok", text)
+                else:
+                    bad += 1
+                    print(entry, "FAILED")
+                    print(text)
+    print("variants:", len(variants))
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
