@@ -190,7 +190,33 @@ HostBackend::compile(ModuleOp variant, llvm::StringRef arch,
   if (!llvmModule)
     return makeError("translation of '" + entry + "' to LLVM IR failed");
 
-  // Target machine for the requested CPU.
+  llvm::Expected<kiln::host::SharedObject> so = kiln::host::emitSharedObject(
+      *llvmModule, cpuFor(arch), featuresFor(arch), entry,
+      llvm::OptimizationLevel::O2, {});
+  if (!so)
+    return so.takeError();
+  llvm::Triple triple(so->triple);
+  kiln::CodeObject obj;
+  obj.triple = so->triple;
+  obj.arch = cpuFor(arch);
+  obj.entry = entry.str();
+  obj.imageKind = 1;   // llvm::object::IMG_Object
+  obj.offloadKind = 0; // llvm::object::OFK_None
+  obj.bytes = std::move(so->bytes);
+  // The checked mode (--check-bounds) is recorded so that `kiln inspect`
+  // shows which images guard their accesses.
+  obj.resourcesJson =
+      variant->hasAttr("kiln.check_bounds") ? "{\"check_bounds\":true}" : "{}";
+  obj.requiresJson = requiresJsonFor(triple, so->cpu, so->features);
+  return obj;
+}
+
+} // namespace
+
+llvm::Expected<kiln::host::SharedObject> kiln::host::emitSharedObject(
+    llvm::Module &llvmModule, llvm::StringRef cpu, llvm::StringRef features,
+    llvm::StringRef entry, llvm::OptimizationLevel level,
+    llvm::ArrayRef<std::string> libraries) {
   static bool initialized = [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
@@ -203,22 +229,20 @@ HostBackend::compile(ModuleOp variant, llvm::StringRef arch,
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return makeError("no LLVM target for " + tripleName + ": " + error);
-  std::string cpu = cpuFor(arch);
-  std::string features = featuresFor(arch);
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
       triple, cpu, features, options, llvm::Reloc::PIC_, std::nullopt,
       llvm::CodeGenOptLevel::Aggressive));
   if (!tm)
     return makeError("cannot create a target machine for CPU '" + cpu + "'");
-  llvmModule->setTargetTriple(triple);
-  llvmModule->setDataLayout(tm->createDataLayout());
+  llvmModule.setTargetTriple(triple);
+  llvmModule.setDataLayout(tm->createDataLayout());
 
   // Only the entry is visible; everything else may be inlined and dropped.
-  for (llvm::Function &f : *llvmModule)
+  for (llvm::Function &f : llvmModule)
     if (!f.isDeclaration() && f.getName() != entry)
       f.setLinkage(llvm::GlobalValue::InternalLinkage);
-  kiln::optimizeLLVMModule(*llvmModule, *tm, llvm::OptimizationLevel::O2);
+  kiln::optimizeLLVMModule(llvmModule, *tm, level);
 
   // Object file.
   TempFile object, shared;
@@ -231,21 +255,26 @@ HostBackend::compile(ModuleOp variant, llvm::StringRef arch,
     if (tm->addPassesToEmitFile(codegen, os, nullptr,
                                 llvm::CodeGenFileType::ObjectFile))
       return makeError("the target machine cannot emit object files");
-    codegen.run(*llvmModule);
+    codegen.run(llvmModule);
   }
   if (auto ec = llvm::sys::fs::createTemporaryFile("kiln-host", "so", shared.path))
     return makeError("cannot create a temporary file: " + ec.message());
 
-  // Link: a shared object that needs libm (math functions) and libc.
+  // Link: a shared object that needs libm (math functions), libc and what
+  // the caller names.
   auto linker = findLinker();
   if (!linker)
     return linker.takeError();
-  std::string libm = "/lib/" + triple.getArchName().str() + "-linux-gnu/libm.so.6";
+  std::string libDir = "/lib/" + triple.getArchName().str() + "-linux-gnu/";
+  std::vector<std::string> libs = {libDir + "libm.so.6"};
+  for (const std::string &l : libraries)
+    libs.push_back(libDir + l);
   llvm::SmallVector<llvm::StringRef> argv = {
       *linker, "-shared", "--build-id=none", "--hash-style=gnu", "-O1",
       "-o", shared.path, object.path};
-  if (llvm::sys::fs::exists(libm))
-    argv.push_back(libm);
+  for (const std::string &l : libs)
+    if (llvm::sys::fs::exists(l))
+      argv.push_back(l);
   std::string linkError;
   int rc = llvm::sys::ExecuteAndWait(*linker, argv, std::nullopt, {}, 0, 0,
                                      &linkError);
@@ -256,24 +285,13 @@ HostBackend::compile(ModuleOp variant, llvm::StringRef arch,
   if (!bytes)
     return makeError("cannot read the linked object: " +
                      bytes.getError().message());
-
-  kiln::CodeObject obj;
-  obj.triple = tripleName;
-  obj.arch = cpu;
-  obj.entry = entry.str();
-  obj.imageKind = 1;   // llvm::object::IMG_Object
-  obj.offloadKind = 0; // llvm::object::OFK_None
-  obj.bytes = (*bytes)->getBuffer().str();
-  // The checked mode (--check-bounds) is recorded so that `kiln inspect`
-  // shows which images guard their accesses.
-  obj.resourcesJson =
-      variant->hasAttr("kiln.check_bounds") ? "{\"check_bounds\":true}" : "{}";
-  obj.requiresJson = requiresJsonFor(triple, tm->getTargetCPU(),
-                                     tm->getTargetFeatureString());
-  return obj;
+  SharedObject so;
+  so.triple = tripleName;
+  so.cpu = tm->getTargetCPU().str();
+  so.features = tm->getTargetFeatureString().str();
+  so.bytes = (*bytes)->getBuffer().str();
+  return so;
 }
-
-} // namespace
 
 void kiln::registerHostBackend() {
   kiln::registerBackend(std::make_unique<HostBackend>());

@@ -13,6 +13,7 @@
 
 #include "compiler/Dialect/KilnDialect.h"
 #include "compiler/GPU/IR/KilnGPUDialect.h"
+#include "compiler/GPU/PerThreadToLLVM.h"
 #include "compiler/GPU/TargetDesc.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -51,8 +52,7 @@ constexpr unsigned kGlobal = 1, kShared = 3;
 constexpr llvm::StringLiteral kSharedSymbol = "kiln_shared";
 
 Value i32Const(OpBuilder &b, Location loc, int32_t v) {
-  return LLVM::ConstantOp::create(b, loc, b.getI32Type(),
-                                  b.getI32IntegerAttr(v));
+  return llvmI32(b, loc, v);
 }
 
 //===----------------------------------------------------------------------===//
@@ -74,23 +74,6 @@ Value sharedPtr(OpBuilder &b, Location loc, Value buffer, Value offset) {
       b, loc, offset, i32Const(b, loc, int32_t(*alloc.getOffset())));
   return LLVM::GEPOp::create(b, loc, ptrTy, b.getI8Type(), base,
                              ValueRange{total});
-}
-
-/// `mask ? body() : otherwise` as an scf.if (or just body() without mask).
-Value guarded(OpBuilder &b, Location loc, Value mask, Type type,
-              function_ref<Value(OpBuilder &)> body,
-              function_ref<Value(OpBuilder &)> otherwise) {
-  if (!mask)
-    return body(b);
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange{type}, mask, true);
-  {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    scf::YieldOp::create(b, loc, body(b));
-    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-    scf::YieldOp::create(b, loc, otherwise(b));
-  }
-  return ifOp.getResult(0);
 }
 
 /// One 32-bit `shfl.sync` over the full warp.
@@ -241,111 +224,22 @@ Value lowerLoadMatrix(OpBuilder &b, Location loc, SharedLoadMatrixOp op) {
   return result;
 }
 
-/// The LLVM atomic for a kiln atomic kind on `type`.
-LLVM::AtomicBinOp atomicBinOp(StringRef kind, Type type) {
-  bool fp = isa<FloatType>(type);
-  if (kind == "add")
-    return fp ? LLVM::AtomicBinOp::fadd : LLVM::AtomicBinOp::add;
-  if (kind == "max")
-    return fp ? LLVM::AtomicBinOp::fmax : LLVM::AtomicBinOp::max;
-  if (kind == "min")
-    return fp ? LLVM::AtomicBinOp::fmin : LLVM::AtomicBinOp::min;
-  if (kind == "umax")
-    return LLVM::AtomicBinOp::umax;
-  if (kind == "umin")
-    return LLVM::AtomicBinOp::umin;
-  if (kind == "and")
-    return LLVM::AtomicBinOp::_and;
-  if (kind == "or")
-    return LLVM::AtomicBinOp::_or;
-  if (kind == "xor")
-    return LLVM::AtomicBinOp::_xor;
-  return LLVM::AtomicBinOp::xchg;
-}
-
 /// Device-scope acquire-release, as the language's atomics promise.
 constexpr llvm::StringLiteral kDeviceScope = "device";
-
-Value lowerAtomicRMW(OpBuilder &b, Location loc, kiln::gpu::AtomicRMWOp op) {
-  Type type = op.getType();
-  return guarded(
-      b, loc, op.getMask(), type,
-      [&](OpBuilder &bb) -> Value {
-        return LLVM::AtomicRMWOp::create(
-            bb, loc, atomicBinOp(op.getKind(), type),
-            globalPtr(bb, loc, op.getAddr()), op.getVal(),
-            LLVM::AtomicOrdering::acq_rel, kDeviceScope);
-      },
-      [&](OpBuilder &bb) -> Value {
-        return LLVM::ZeroOp::create(bb, loc, type);
-      });
-}
-
-Value lowerAtomicCAS(OpBuilder &b, Location loc, kiln::gpu::AtomicCASOp op) {
-  Type type = op.getType();
-  Type asInt = b.getIntegerType(type.getIntOrFloatBitWidth());
-  auto toInt = [&](Value v) -> Value {
-    return type.isInteger() ? v : LLVM::BitcastOp::create(b, loc, asInt, v);
-  };
-  auto cas = LLVM::AtomicCmpXchgOp::create(
-      b, loc, globalPtr(b, loc, op.getAddr()), toInt(op.getCmp()),
-      toInt(op.getVal()), LLVM::AtomicOrdering::acq_rel,
-      LLVM::AtomicOrdering::acquire, kDeviceScope);
-  Value old = LLVM::ExtractValueOp::create(b, loc, cas, ArrayRef<int64_t>{0});
-  return type.isInteger() ? old : LLVM::BitcastOp::create(b, loc, type, old);
-}
 
 /// kiln_gpu.printf -> vprintf(format, packed arguments): the CUDA driver's
 /// device printf (no library is linked). Floats go as double, small
 /// integers as i32, as C varargs do.
 void lowerPrintf(OpBuilder &b, Location loc, PrintfOp op, ModuleOp module,
                  unsigned &counter) {
-  MLIRContext *ctx = b.getContext();
-  auto ptrTy = LLVM::LLVMPointerType::get(ctx);
-  // The format as a global string.
-  std::string text = op.getFormat().str();
-  text.push_back('\0');
-  std::string name = "kiln_printf_format_" + std::to_string(counter++);
-  {
-    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
-    auto arrayTy = LLVM::LLVMArrayType::get(mb.getI8Type(), text.size());
-    LLVM::GlobalOp::create(mb, loc, arrayTy, /*isConstant=*/true,
-                           LLVM::Linkage::Internal, name,
-                           mb.getStringAttr(text));
-  }
+  auto ptrTy = LLVM::LLVMPointerType::get(b.getContext());
   if (!module.lookupSymbol("vprintf")) {
     OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
     LLVM::LLVMFuncOp::create(
         mb, loc, "vprintf",
         LLVM::LLVMFunctionType::get(mb.getI32Type(), {ptrTy, ptrTy}));
   }
-  Value format = LLVM::AddressOfOp::create(b, loc, ptrTy, name);
-  SmallVector<Value> args;
-  SmallVector<Type> fields;
-  for (Value v : op.getArgs()) {
-    Type t = v.getType();
-    if (isa<FloatType>(t)) {
-      if (!t.isF64())
-        v = LLVM::FPExtOp::create(b, loc, b.getF64Type(), v);
-    } else if (t.getIntOrFloatBitWidth() < 32) {
-      v = LLVM::ZExtOp::create(b, loc, b.getI32Type(), v);
-    }
-    args.push_back(v);
-    fields.push_back(v.getType());
-  }
-  Value packed = LLVM::ZeroOp::create(b, loc, ptrTy);
-  if (!args.empty()) {
-    auto structTy = LLVM::LLVMStructType::getLiteral(ctx, fields);
-    packed = LLVM::AllocaOp::create(
-        b, loc, ptrTy, structTy,
-        LLVM::ConstantOp::create(b, loc, b.getI64Type(), b.getI64IntegerAttr(1)));
-    for (auto [i, v] : llvm::enumerate(args)) {
-      Value field = LLVM::GEPOp::create(
-          b, loc, ptrTy, structTy, packed,
-          ArrayRef<LLVM::GEPArg>{0, int32_t(i)});
-      LLVM::StoreOp::create(b, loc, v, field);
-    }
-  }
+  auto [format, packed] = buildPrintfArgs(b, op, module, counter);
   LLVM::CallOp::create(b, loc, TypeRange{b.getI32Type()}, "vprintf",
                        ValueRange{format, packed});
 }
@@ -383,36 +277,11 @@ LogicalResult lowerPrimitives(ModuleOp module) {
       np.replaceAllUsesWith(v);
       np.erase();
     } else if (auto load = dyn_cast<GlobalLoadOp>(op)) {
-      VectorType vt = load.getType();
-      unsigned align = load.getAlignment();
-      Value v = guarded(
-          b, loc, load.getMask(), vt,
-          [&](OpBuilder &bb) -> Value {
-            return LLVM::LoadOp::create(bb, loc, vt,
-                                        globalPtr(bb, loc, load.getAddr()),
-                                        align);
-          },
-          [&](OpBuilder &bb) -> Value {
-            if (load.getOther())
-              return load.getOther();
-            return LLVM::ZeroOp::create(bb, loc, vt);
-          });
-      load.replaceAllUsesWith(v);
+      load.replaceAllUsesWith(
+          lowerGlobalLoad(b, load, globalPtr(b, loc, load.getAddr())));
       load.erase();
     } else if (auto store = dyn_cast<GlobalStoreOp>(op)) {
-      auto emit = [&](OpBuilder &bb) {
-        LLVM::StoreOp::create(bb, loc, store.getValue(),
-                              globalPtr(bb, loc, store.getAddr()),
-                              store.getAlignment());
-      };
-      if (Value mask = store.getMask()) {
-        auto ifOp = scf::IfOp::create(b, loc, mask, false);
-        OpBuilder bb = OpBuilder::atBlockBegin(&ifOp.getThenRegion().front());
-        bb.setInsertionPoint(ifOp.getThenRegion().front().getTerminator());
-        emit(bb);
-      } else {
-        emit(b);
-      }
+      lowerGlobalStore(b, store, globalPtr(b, loc, store.getAddr()));
       store.erase();
     } else if (auto sl = dyn_cast<SharedLoadOp>(op)) {
       VectorType vt = sl.getType();
@@ -459,10 +328,12 @@ LogicalResult lowerPrimitives(ModuleOp module) {
       shfl.replaceAllUsesWith(lowerShuffle(b, loc, shfl));
       shfl.erase();
     } else if (auto rmw = dyn_cast<kiln::gpu::AtomicRMWOp>(op)) {
-      rmw.replaceAllUsesWith(lowerAtomicRMW(b, loc, rmw));
+      rmw.replaceAllUsesWith(lowerAtomicRMW(
+          b, rmw, globalPtr(b, loc, rmw.getAddr()), kDeviceScope));
       rmw.erase();
     } else if (auto cas = dyn_cast<kiln::gpu::AtomicCASOp>(op)) {
-      cas.replaceAllUsesWith(lowerAtomicCAS(b, loc, cas));
+      cas.replaceAllUsesWith(lowerAtomicCAS(
+          b, cas, globalPtr(b, loc, cas.getAddr()), kDeviceScope));
       cas.erase();
     } else if (auto pf = dyn_cast<PrintfOp>(op)) {
       lowerPrintf(b, loc, pf, module, printfCounter);
@@ -570,39 +441,9 @@ struct ConvertKilnGPUToNVVMPass
         return signalPassFailure();
     }
 
-    // Strided slices of 1-d vectors become shuffles.
-    {
-      RewritePatternSet patterns(ctx);
-      vector::populateVectorInsertExtractStridedSliceTransforms(patterns);
-      if (failed(applyPatternsGreedily(module, std::move(patterns))))
-        return signalPassFailure();
-    }
-
-    // scf -> cf.
-    {
-      RewritePatternSet patterns(ctx);
-      populateSCFToControlFlowConversionPatterns(patterns);
-      ConversionTarget target(*ctx);
-      target.addIllegalDialect<scf::SCFDialect>();
-      target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
-      if (failed(applyPartialConversion(module, target, std::move(patterns))))
-        return signalPassFailure();
-    }
-
-    // Everything -> LLVM.
-    LowerToLLVMOptions options(ctx);
-    options.overrideIndexBitwidth(64);
-    LLVMTypeConverter converter(ctx, options);
-    RewritePatternSet patterns(ctx);
-    arith::populateArithToLLVMConversionPatterns(converter, patterns);
-    populateMathToLLVMConversionPatterns(converter, patterns);
-    populateVectorToLLVMConversionPatterns(converter, patterns);
-    cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
-    populateFuncToLLVMConversionPatterns(converter, patterns);
-    LLVMConversionTarget target(*ctx);
-    target.addLegalDialect<NVVM::NVVMDialect>();
-    target.addLegalOp<ModuleOp>();
-    if (failed(applyFullConversion(module, target, std::move(patterns))))
+    if (failed(convertPerThreadToLLVM(module, [](ConversionTarget &target) {
+          target.addLegalDialect<NVVM::NVVMDialect>();
+        })))
       return signalPassFailure();
   }
 };

@@ -28,23 +28,7 @@ void kiln::nvptx::registerNVPTXDialects(DialectRegistry &registry) {
 void kiln::nvptx::buildNVPTXPipeline(OpPassManager &pm, llvm::StringRef arch,
                                       bool gpuOnly) {
   registerNVPTXTargets();
-  pm.addPass(gpu::createTileGPULowerViews());
-  gpu::TileGPUAssignLayoutsOptions assign;
-  assign.target = arch.str();
-  pm.addPass(gpu::createTileGPUAssignLayouts(assign));
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(gpu::createTileGPURemoveConversions());
-  pm.addPass(createCSEPass());
-  pm.addPass(gpu::createTileGPUPipeline());
-  pm.addPass(createCSEPass());
-  pm.addPass(gpu::createConvertTileToGPUThreads());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  // Over the shared-memory limit: the backend drops the variant.
-  gpu::TileGPUAllocateSharedOptions allocate;
-  allocate.recordOnly = true;
-  pm.addPass(gpu::createTileGPUAllocateShared(allocate));
-  pm.addPass(gpu::createTileGPUInsertBarriers());
+  gpu::buildGPUStagePipeline(pm, arch);
   if (gpuOnly)
     return;
   pm.addPass(createConvertKilnGPUToNVVM());

@@ -17,6 +17,13 @@ namespace kiln::gpu {
 #define GEN_PASS_REGISTRATION
 #include "compiler/GPU/Passes.h.inc"
 
+/// The GPU stage, from a specialized variant module to the per-thread form
+/// for `arch` (a registered target): views, layouts, conversion removal,
+/// pipelining, the per-thread conversion, shared-memory allocation (the
+/// total recorded; the caller checks the limit) and barriers. Every
+/// backend and the emulator run exactly this.
+void buildGPUStagePipeline(mlir::OpPassManager &pm, llvm::StringRef arch);
+
 } // namespace kiln::gpu
 
 #endif // KILN_COMPILER_GPU_PASSES_H

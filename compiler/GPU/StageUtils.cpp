@@ -4,11 +4,14 @@
 
 #include "compiler/Dialect/KilnDialect.h"
 #include "compiler/GPU/IR/KilnGPUDialect.h"
+#include "compiler/GPU/Passes.h"
 #include "compiler/GPU/TargetDesc.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
@@ -69,4 +72,24 @@ int64_t kiln::gpu::getElementBytes(Type type) {
     return 8;
   unsigned bits = type.getIntOrFloatBitWidth();
   return std::max<int64_t>(1, bits / 8);
+}
+
+void kiln::gpu::buildGPUStagePipeline(OpPassManager &pm, StringRef arch) {
+  pm.addPass(createTileGPULowerViews());
+  TileGPUAssignLayoutsOptions assign;
+  assign.target = arch.str();
+  pm.addPass(createTileGPUAssignLayouts(assign));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createTileGPURemoveConversions());
+  pm.addPass(createCSEPass());
+  pm.addPass(createTileGPUPipeline());
+  pm.addPass(createCSEPass());
+  pm.addPass(createConvertTileToGPUThreads());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // Over the shared-memory limit: the backend drops the variant.
+  TileGPUAllocateSharedOptions allocate;
+  allocate.recordOnly = true;
+  pm.addPass(createTileGPUAllocateShared(allocate));
+  pm.addPass(createTileGPUInsertBarriers());
 }

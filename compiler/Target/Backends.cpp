@@ -12,6 +12,9 @@
 #ifdef KILN_HAVE_NVPTX_BACKEND
 #include "codegen/nvptx/NVPTXBackend.h"
 #endif
+#ifdef KILN_HAVE_EMU_BACKEND
+#include "codegen/emu/EmuPasses.h"
+#endif
 
 void kiln::registerBuiltinBackends() {
   static const bool registered = [] {
@@ -20,6 +23,10 @@ void kiln::registerBuiltinBackends() {
 #endif
 #ifdef KILN_HAVE_NVPTX_BACKEND
     nvptx::registerNVPTXBackend();
+#endif
+#ifdef KILN_HAVE_EMU_BACKEND
+    // After the GPU backends: it emulates the archs they register.
+    emu::registerEmuBackend();
 #endif
     return true;
   }();

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "EmuDevice.h"
 #include "Internal.h"
 
 #include <cctype>
@@ -89,12 +90,19 @@ Expected<Device> Device::open(std::string_view Spec) {
       return D.takeError();
     return Device(std::move(*D));
   }
+  if (Spec.substr(0, 4) == "emu:") {
+    Expected<std::shared_ptr<DeviceImpl>> D =
+        openEmuDevice(std::string(Spec.substr(4)));
+    if (!D)
+      return D.takeError();
+    return Device(std::move(*D));
+  }
   if (parseOrdinal(Spec, "hip") >= 0)
     return Error(ErrorCode::UnsupportedDevice,
                  "HIP devices are not supported by this runtime build yet "
                  "(asked for '" + Shown + "')");
   return invalid("unknown device '" + Shown +
-                 "'; expected auto, host, cuda[:N] or hip[:N]");
+                 "'; expected auto, host, cuda[:N], hip[:N] or emu:<arch>");
 }
 
 DeviceKind Device::kind() const { return Impl->kind(); }

@@ -437,7 +437,9 @@ bool HostTarget::matchesTriple(const ImageInfo &Image) const {
 }
 
 int HostTarget::rank(const ImageInfo &Image) const {
-  if (!matchesTriple(Image))
+  // Emulated GPU images have another entry (one GPU thread): only the
+  // emulator device runs them.
+  if (!matchesTriple(Image) || !Image.Requires.Emu.empty())
     return 0;
   // Ranks grow with the number of features an image may use, so that a
   // native image beats x86-64-v3, which beats x86-64-v2.

@@ -33,14 +33,6 @@ namespace {
 constexpr size_t kAllocAlignment = 64;
 constexpr size_t kWorkerStackBytes = size_t(64) << 20;
 
-class HostStream : public StreamImpl {};
-
-class HostEvent : public EventImpl {
-public:
-  bool Recorded = false;
-  std::chrono::steady_clock::time_point Time;
-};
-
 class HostDevice;
 
 /// One launch, shared by its workers.
@@ -135,7 +127,7 @@ std::string formatPrint(const char *Text, int32_t Kind, const void *Values,
   return Line;
 }
 
-class HostDevice : public DeviceImpl {
+class HostDevice : public HostMemoryDevice {
 public:
   explicit HostDevice(unsigned Threads) : Threads(Threads) {}
 
@@ -153,87 +145,8 @@ public:
     const HostTarget &T = hostTarget();
     P.Arch = T.Names.empty() ? "unknown" : T.Names.front();
     P.ComputeUnits = Threads;
-    long Pages = sysconf(_SC_PHYS_PAGES), PageSize = sysconf(_SC_PAGESIZE);
-    if (Pages > 0 && PageSize > 0)
-      P.MemoryBytes = uint64_t(Pages) * uint64_t(PageSize);
+    P.MemoryBytes = physicalMemoryBytes();
     return P;
-  }
-
-  Expected<void *> allocate(size_t Bytes) override {
-    size_t Rounded = (std::max<size_t>(Bytes, 1) + kAllocAlignment - 1) /
-                     kAllocAlignment * kAllocAlignment;
-    if (Rounded < Bytes)
-      return Error(ErrorCode::OutOfMemory,
-                   "cannot allocate " + std::to_string(Bytes) + " bytes");
-    void *P = std::aligned_alloc(kAllocAlignment, Rounded);
-    if (!P)
-      return Error(ErrorCode::OutOfMemory, "cannot allocate " +
-                                               std::to_string(Bytes) +
-                                               " bytes of host memory");
-    std::unique_lock<std::shared_mutex> Lock(AllocationsMutex);
-    Allocations[uintptr_t(P)] = Bytes;
-    return P;
-  }
-
-  void release(void *Ptr) override {
-    {
-      std::unique_lock<std::shared_mutex> Lock(AllocationsMutex);
-      Allocations.erase(uintptr_t(Ptr));
-    }
-    std::free(Ptr);
-  }
-
-  /// True if [Address, Address + Bytes) lies inside one live allocation
-  /// (the checked mode's notion of valid memory).
-  bool isAllocated(uintptr_t Address, uint64_t Bytes) {
-    std::shared_lock<std::shared_mutex> Lock(AllocationsMutex);
-    auto It = Allocations.upper_bound(Address);
-    if (It == Allocations.begin())
-      return false;
-    --It;
-    return Address >= It->first && Bytes <= It->second &&
-           Address - It->first <= It->second - Bytes;
-  }
-
-  Expected<std::unique_ptr<StreamImpl>> createStream() override {
-    return std::unique_ptr<StreamImpl>(new HostStream());
-  }
-  Expected<std::unique_ptr<EventImpl>> createEvent() override {
-    return std::unique_ptr<EventImpl>(new HostEvent());
-  }
-
-  Error copy(StreamImpl &, void *Dst, const void *Src, size_t Bytes,
-             CopyKind) override {
-    if (Bytes)
-      std::memmove(Dst, Src, Bytes);
-    return Error::success();
-  }
-  Error fill(StreamImpl &, void *Dst, uint8_t Value, size_t Bytes) override {
-    if (Bytes)
-      std::memset(Dst, Value, Bytes);
-    return Error::success();
-  }
-  Error record(StreamImpl &, EventImpl &E) override {
-    auto &HE = static_cast<HostEvent &>(E);
-    HE.Time = std::chrono::steady_clock::now();
-    HE.Recorded = true;
-    return Error::success();
-  }
-  Error synchronize(StreamImpl &) override { return Error::success(); }
-  Error synchronize(EventImpl &E) override {
-    if (!static_cast<HostEvent &>(E).Recorded)
-      return Error(ErrorCode::InvalidArgument,
-                   "the event has not been recorded");
-    return Error::success();
-  }
-  Expected<double> elapsedMilliseconds(EventImpl &Start,
-                                       EventImpl &End) override {
-    auto &S = static_cast<HostEvent &>(Start);
-    auto &E = static_cast<HostEvent &>(End);
-    if (!S.Recorded || !E.Recorded)
-      return Error(ErrorCode::InvalidArgument,
-                   "elapsed time of an event that has not been recorded");
-    return std::chrono::duration<double, std::milli>(E.Time - S.Time).count();
   }
 
   int rankImage(const ImageInfo &Image) const override {
@@ -259,22 +172,6 @@ public:
   Error launch(StreamImpl &, LoadedImage &Image, void **Args,
                const GridDims &Grid) override;
 
-  void setPrintHandler(PrintHandler H) override {
-    std::lock_guard<std::mutex> Lock(PrintMutex);
-    Handler = std::move(H);
-  }
-
-  void emitPrint(const std::string &Line) {
-    std::lock_guard<std::mutex> Lock(PrintMutex);
-    if (Handler) {
-      Handler(Line);
-      return;
-    }
-    std::fwrite(Line.data(), 1, Line.size(), stdout);
-    std::fputc('\n', stdout);
-    std::fflush(stdout);
-  }
-
 private:
   void startPool() {
     std::call_once(PoolOnce, [&] {
@@ -286,10 +183,6 @@ private:
   std::once_flag PoolOnce;
   std::unique_ptr<ThreadPool> Pool;
   std::mutex LaunchMutex;
-  std::mutex PrintMutex;
-  PrintHandler Handler;
-  std::shared_mutex AllocationsMutex;
-  std::map<uintptr_t, size_t> Allocations; ///< base -> requested bytes
 };
 
 void printCallback(void *Runtime, const char *Text, int32_t Kind,
@@ -394,6 +287,119 @@ StreamImpl::~StreamImpl() = default;
 EventImpl::~EventImpl() = default;
 LoadedImage::~LoadedImage() = default;
 DeviceImpl::~DeviceImpl() = default;
+
+//===----------------------------------------------------------------------===//
+// HostMemoryDevice
+//===----------------------------------------------------------------------===//
+
+namespace {
+class HostStream : public StreamImpl {};
+
+class HostEvent : public EventImpl {
+public:
+  bool Recorded = false;
+  std::chrono::steady_clock::time_point Time;
+};
+} // namespace
+
+uint64_t HostMemoryDevice::physicalMemoryBytes() {
+  long Pages = sysconf(_SC_PHYS_PAGES), PageSize = sysconf(_SC_PAGESIZE);
+  if (Pages > 0 && PageSize > 0)
+    return uint64_t(Pages) * uint64_t(PageSize);
+  return 0;
+}
+
+Expected<void *> HostMemoryDevice::allocate(size_t Bytes) {
+  size_t Rounded = (std::max<size_t>(Bytes, 1) + kAllocAlignment - 1) /
+                   kAllocAlignment * kAllocAlignment;
+  if (Rounded < Bytes)
+    return Error(ErrorCode::OutOfMemory,
+                 "cannot allocate " + std::to_string(Bytes) + " bytes");
+  void *P = std::aligned_alloc(kAllocAlignment, Rounded);
+  if (!P)
+    return Error(ErrorCode::OutOfMemory, "cannot allocate " +
+                                             std::to_string(Bytes) +
+                                             " bytes of host memory");
+  std::unique_lock<std::shared_mutex> Lock(AllocationsMutex);
+  Allocations[uintptr_t(P)] = Bytes;
+  return P;
+}
+
+void HostMemoryDevice::release(void *Ptr) {
+  {
+    std::unique_lock<std::shared_mutex> Lock(AllocationsMutex);
+    Allocations.erase(uintptr_t(Ptr));
+  }
+  std::free(Ptr);
+}
+
+bool HostMemoryDevice::isAllocated(uintptr_t Address, uint64_t Bytes) {
+  std::shared_lock<std::shared_mutex> Lock(AllocationsMutex);
+  auto It = Allocations.upper_bound(Address);
+  if (It == Allocations.begin())
+    return false;
+  --It;
+  return Address >= It->first && Bytes <= It->second &&
+         Address - It->first <= It->second - Bytes;
+}
+
+Expected<std::unique_ptr<StreamImpl>> HostMemoryDevice::createStream() {
+  return std::unique_ptr<StreamImpl>(new HostStream());
+}
+Expected<std::unique_ptr<EventImpl>> HostMemoryDevice::createEvent() {
+  return std::unique_ptr<EventImpl>(new HostEvent());
+}
+
+Error HostMemoryDevice::copy(StreamImpl &, void *Dst, const void *Src,
+                             size_t Bytes, CopyKind) {
+  if (Bytes)
+    std::memmove(Dst, Src, Bytes);
+  return Error::success();
+}
+Error HostMemoryDevice::fill(StreamImpl &, void *Dst, uint8_t Value,
+                             size_t Bytes) {
+  if (Bytes)
+    std::memset(Dst, Value, Bytes);
+  return Error::success();
+}
+Error HostMemoryDevice::record(StreamImpl &, EventImpl &E) {
+  auto &HE = static_cast<HostEvent &>(E);
+  HE.Time = std::chrono::steady_clock::now();
+  HE.Recorded = true;
+  return Error::success();
+}
+Error HostMemoryDevice::synchronize(StreamImpl &) { return Error::success(); }
+Error HostMemoryDevice::synchronize(EventImpl &E) {
+  if (!static_cast<HostEvent &>(E).Recorded)
+    return Error(ErrorCode::InvalidArgument,
+                 "the event has not been recorded");
+  return Error::success();
+}
+Expected<double> HostMemoryDevice::elapsedMilliseconds(EventImpl &Start,
+                                                       EventImpl &End) {
+  auto &S = static_cast<HostEvent &>(Start);
+  auto &E = static_cast<HostEvent &>(End);
+  if (!S.Recorded || !E.Recorded)
+    return Error(ErrorCode::InvalidArgument,
+                 "elapsed time of an event that has not been recorded");
+  return std::chrono::duration<double, std::milli>(E.Time - S.Time).count();
+}
+
+void HostMemoryDevice::setPrintHandler(PrintHandler H) {
+  std::lock_guard<std::mutex> Lock(PrintMutex);
+  Handler = std::move(H);
+}
+
+void HostMemoryDevice::emitPrint(const std::string &Line) {
+  std::lock_guard<std::mutex> Lock(PrintMutex);
+  if (Handler) {
+    Handler(Line);
+    return;
+  }
+  std::fwrite(Line.data(), 1, Line.size(), stdout);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+}
 
 Expected<std::shared_ptr<DeviceImpl>> kiln::rt::detail::openHostDevice() {
   return std::shared_ptr<DeviceImpl>(

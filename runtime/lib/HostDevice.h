@@ -12,7 +12,10 @@
 #include "Internal.h"
 #include "kiln/host_abi.h"
 
+#include <map>
+#include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -63,6 +66,42 @@ bool isKnownHostFeature(std::string_view Feature);
 /// The features of an x86-64 level ("x86-64", "x86-64-v2" ... "-v4";
 /// "generic": none), or null if `Cpu` is not one.
 const std::vector<std::string> *levelFeatures(std::string_view Cpu);
+
+/// What the host and emulator devices share: device memory is host memory
+/// (64-byte aligned, every allocation remembered for checked accesses),
+/// streams run each operation before returning, events are steady-clock
+/// timestamps, print lines go to the handler or stdout.
+class HostMemoryDevice : public DeviceImpl {
+public:
+  Expected<void *> allocate(size_t Bytes) override;
+  void release(void *Ptr) override;
+  /// True if [Address, Address + Bytes) lies inside one live allocation
+  /// (the checked mode's notion of valid memory).
+  bool isAllocated(uintptr_t Address, uint64_t Bytes);
+
+  Expected<std::unique_ptr<StreamImpl>> createStream() override;
+  Expected<std::unique_ptr<EventImpl>> createEvent() override;
+  Error copy(StreamImpl &S, void *Dst, const void *Src, size_t Bytes,
+             CopyKind Kind) override;
+  Error fill(StreamImpl &S, void *Dst, uint8_t Value, size_t Bytes) override;
+  Error record(StreamImpl &S, EventImpl &E) override;
+  Error synchronize(StreamImpl &S) override;
+  Error synchronize(EventImpl &E) override;
+  Expected<double> elapsedMilliseconds(EventImpl &Start,
+                                       EventImpl &End) override;
+
+  void setPrintHandler(PrintHandler H) override;
+  /// One printed line, to the handler or stdout.
+  void emitPrint(const std::string &Line);
+
+  static uint64_t physicalMemoryBytes();
+
+private:
+  std::mutex PrintMutex;
+  PrintHandler Handler;
+  std::shared_mutex AllocationsMutex;
+  std::map<uintptr_t, size_t> Allocations; ///< base -> requested bytes
+};
 
 class HostImage : public LoadedImage {
 public:

@@ -233,9 +233,10 @@ private:
     return Error::success();
   }
 
-  /// "requires": {"cpu": "znver4", "features": ["avx2", ...]} (host) or
-  /// {"sm": 90, "arch_specific": true, "ptx_isa": 80} (NVIDIA); unknown
-  /// keys are ignored.
+  /// "requires": {"cpu": "znver4", "features": ["avx2", ...]} (host),
+  /// {"sm": 90, "arch_specific": true, "ptx_isa": 80} (NVIDIA) or
+  /// {"emu": "sm_80", "cpu": "x86-64-v2"} (emulated); unknown keys are
+  /// ignored.
   Error parseRequires(const json &IJ, ImageRequirements &R,
                       const std::string &IWhere) {
     auto It = IJ.find("requires");
@@ -270,6 +271,11 @@ private:
       if (!AS->is_boolean())
         return fail(IWhere + "'requires.arch_specific' must be a bool");
       R.ArchSpecific = AS->get<bool>();
+    }
+    if (auto Emu = It->find("emu"); Emu != It->end()) {
+      if (!Emu->is_string() || Emu->get<std::string>().empty())
+        return fail(IWhere + "'requires.emu' must be a GPU arch name");
+      R.Emu = Emu->get<std::string>();
     }
     return Error::success();
   }

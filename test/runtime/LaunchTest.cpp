@@ -577,7 +577,7 @@ TEST(Devices, Specs) {
     EXPECT_EQ(D.error().code(), ErrorCode::InvalidArgument) << Bad;
     EXPECT_EQ(D.error().message(),
               "unknown device '" + std::string(Bad) +
-                  "'; expected auto, host, cuda[:N] or hip[:N]");
+                  "'; expected auto, host, cuda[:N], hip[:N] or emu:<arch>");
   }
 }
 

@@ -29,6 +29,10 @@
 #include "codegen/nvptx/NVPTXPasses.h"
 #endif
 
+#ifdef KILN_HAVE_EMU_PASSES
+#include "codegen/emu/EmuPasses.h"
+#endif
+
 #if __has_include("compiler/Transforms/Passes.h")
 #include "compiler/Transforms/Passes.h"
 #define KILN_HAVE_TRANSFORMS 1
@@ -43,6 +47,9 @@ int main(int argc, char **argv) {
 #ifdef KILN_HAVE_NVPTX_PASSES
   kiln::nvptx::registerKilnNVPTXPasses();
 #endif
+#ifdef KILN_HAVE_EMU_PASSES
+  kiln::emu::registerKilnEmuPasses();
+#endif
 
   mlir::DialectRegistry registry;
   registry.insert<kiln::KilnDialect, mlir::arith::ArithDialect,
@@ -53,6 +60,9 @@ int main(int argc, char **argv) {
   registry.insert<kiln::gpu::KilnGPUDialect, mlir::vector::VectorDialect>();
 #ifdef KILN_HAVE_NVPTX_PASSES
   kiln::nvptx::registerNVPTXDialects(registry);
+#endif
+#ifdef KILN_HAVE_EMU_PASSES
+  kiln::emu::registerEmuDialects(registry);
 #endif
 #ifdef KILN_HAVE_HOST_PASSES
   kiln::registerHostPipelinePasses();

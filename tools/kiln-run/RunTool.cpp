@@ -69,7 +69,8 @@ OPTIONS:
   --kernel NAME         the kernel to run
   --device DEVICE       auto (default: CUDA device 0 if there is one and the
                         bundle has code for it, else the host), host,
-                        cuda[:N] or hip[:N]
+                        cuda[:N], hip[:N], or emu:<arch> (the CPU emulator
+                        of a GPU: images compiled with --targets=emu:<arch>)
   --config P=V,...      run the variant with these const param values
   --out-dir DIR         where to write the outputs (default: .; they are
                         those of the first launch)

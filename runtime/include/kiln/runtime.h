@@ -218,6 +218,9 @@ struct ImageRequirements {
   bool ArchSpecific = false;
   /// NVIDIA PTX: the PTX ISA version x 10 (8.0 -> 80); 0 when absent.
   unsigned PtxIsa = 0;
+  /// Emulated images: the GPU arch they emulate ("sm_80"); only the
+  /// emulator device for that arch runs them (docs/emulator.md).
+  std::string Emu;
 };
 
 /// What an image assumes of the arguments beyond the kernel's declared
@@ -309,7 +312,7 @@ private:
 // Devices, memory, streams, events
 //===----------------------------------------------------------------------===//
 
-enum class DeviceKind { Host, Cuda, Hip };
+enum class DeviceKind { Host, Cuda, Hip, Emulator };
 
 /// What a device is and has (Device::properties()); 0 where unknown.
 struct DeviceProperties {

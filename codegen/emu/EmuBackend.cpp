@@ -1,0 +1,203 @@
+//===- EmuBackend.cpp - Emulated GPU code objects ---------------------------===//
+//
+// Targets "emu:<arch>" for every GPU arch a backend registered: the
+// variant goes through the GPU stage exactly as for <arch> (the same
+// target description, warp size, layouts, pipelining, shared-memory plan
+// and barriers), then the per-thread form becomes host code for one thread
+// (convert-kiln-gpu-to-emu), linked into a host shared object that the
+// runtime's emulator device runs, one fiber per GPU thread
+// (docs/emulator.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/emu/EmuPasses.h"
+
+#include "codegen/host/HostBackend.h"
+#include "compiler/GPU/IR/KilnGPUDialect.h"
+#include "compiler/GPU/Passes.h"
+#include "compiler/GPU/TargetDesc.h"
+#include "compiler/Target/TargetBackend.h"
+
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace mlir;
+
+namespace {
+
+constexpr llvm::StringLiteral kPrefix = "emu:";
+
+llvm::Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+class EmuBackend final : public kiln::TargetBackend {
+public:
+  llvm::StringRef getName() const override { return "emu"; }
+
+  bool handlesArch(llvm::StringRef arch) const override {
+    return arch.starts_with(kPrefix) &&
+           kiln::gpu::lookupGPUTarget(arch.drop_front(kPrefix.size()));
+  }
+
+  llvm::Expected<kiln::CodeObject> compile(ModuleOp variant,
+                                           llvm::StringRef arch,
+                                           llvm::StringRef entry) override {
+    llvm::Expected<Lowered> lowered = lower(variant, arch, entry, false);
+    if (!lowered)
+      return lowered.takeError();
+    llvm::LLVMContext llvmCtx;
+    std::unique_ptr<llvm::Module> llvmModule =
+        translateModuleToLLVMIR(*lowered->module, llvmCtx, entry);
+    if (!llvmModule)
+      return makeError("translation of '" + entry + "' to LLVM IR failed");
+    // A portable baseline, as host images; f16 conversions come from
+    // libgcc_s (present wherever the runtime's C++ library is).
+    llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+    std::string cpu = triple.isX86() ? "x86-64-v2" : "generic";
+    llvm::Expected<kiln::host::SharedObject> so =
+        kiln::host::emitSharedObject(*llvmModule, cpu, "", entry,
+                                     llvm::OptimizationLevel::O1,
+                                     {"libgcc_s.so.1"});
+    if (!so)
+      return so.takeError();
+    const kiln::gpu::GPUTarget *target = lowered->target;
+    kiln::CodeObject obj;
+    obj.triple = so->triple;
+    obj.arch = arch.str();
+    obj.entry = entry.str();
+    obj.imageKind = 1;   // llvm::object::IMG_Object
+    obj.offloadKind = 0; // llvm::object::OFK_None
+    obj.bytes = std::move(so->bytes);
+    nlohmann::json resources = {
+        {"threads", lowered->warps * target->warpSize},
+        {"warp_size", target->warpSize},
+        {"shared_bytes", lowered->sharedBytes},
+        {"emulated", true}};
+    if (variant->hasAttr("kiln.check_bounds"))
+      resources["check_bounds"] = true;
+    obj.resourcesJson = resources.dump();
+    // What the runtime matches: an emulator of this arch (the host device
+    // never runs these: their entry takes a thread, not a program).
+    obj.requiresJson =
+        nlohmann::json{{"emu", target->arch}, {"cpu", so->cpu}}.dump();
+    return obj;
+  }
+
+  std::vector<std::string> getStages() const override {
+    return {"gpu", "llvm"};
+  }
+  bool isBinaryStage(llvm::StringRef) const override { return false; }
+
+  llvm::Expected<std::string> emitStage(ModuleOp variant, llvm::StringRef arch,
+                                        llvm::StringRef entry,
+                                        llvm::StringRef stage) override {
+    llvm::Expected<Lowered> lowered =
+        lower(variant, arch, entry, stage == "gpu");
+    if (!lowered)
+      return lowered.takeError();
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    if (stage == "gpu") {
+      lowered->module->print(os);
+      return text;
+    }
+    llvm::LLVMContext llvmCtx;
+    std::unique_ptr<llvm::Module> llvmModule =
+        translateModuleToLLVMIR(*lowered->module, llvmCtx, entry);
+    if (!llvmModule)
+      return makeError("translation of '" + entry + "' to LLVM IR failed");
+    llvmModule->print(os, nullptr);
+    return text;
+  }
+
+private:
+  struct Lowered {
+    OwningOpRef<ModuleOp> module;
+    const kiln::gpu::GPUTarget *target = nullptr;
+    int64_t warps = 4, sharedBytes = 0;
+  };
+
+  static llvm::Expected<Lowered> lower(ModuleOp variant, llvm::StringRef arch,
+                                       llvm::StringRef entry, bool gpuOnly) {
+    MLIRContext *ctx = variant.getContext();
+    DialectRegistry registry;
+    kiln::emu::registerEmuDialects(registry);
+    ctx->appendDialectRegistry(registry);
+    ctx->loadAllAvailableDialects();
+
+    llvm::StringRef gpuArch = arch.drop_front(kPrefix.size());
+    Lowered result;
+    result.target = kiln::gpu::lookupGPUTarget(gpuArch);
+    if (!result.target)
+      return makeError("unknown GPU arch '" + gpuArch + "' for " + arch);
+    OwningOpRef<ModuleOp> module(cast<ModuleOp>(variant->clone()));
+    (*module)->removeAttr("sym_name");
+    func::FuncOp kernel;
+    for (auto fn : module->getOps<func::FuncOp>())
+      if (fn->hasAttr("kiln.kernel"))
+        kernel = fn;
+    if (!kernel)
+      return makeError("variant module has no kernel");
+    kernel.setSymName(entry);
+
+    if (auto v = variant->getAttrOfType<DictionaryAttr>("kiln.variant"))
+      if (auto w = v.getAs<IntegerAttr>("warps"))
+        result.warps = w.getInt();
+    if (result.warps * result.target->warpSize >
+        result.target->maxThreadsPerBlock)
+      return llvm::make_error<kiln::ResourceLimitError>(
+          "needs " + std::to_string(result.warps * result.target->warpSize) +
+          " threads per program; " + gpuArch.str() + " has at most " +
+          std::to_string(result.target->maxThreadsPerBlock));
+
+    PassManager pm(ctx);
+    kiln::gpu::buildGPUStagePipeline(pm, gpuArch);
+    if (failed(pm.run(*module)))
+      return makeError("emulated lowering of '" + entry + "' for " + arch +
+                       " failed");
+    if (auto w = (*module)->getAttrOfType<IntegerAttr>(
+            kiln::gpu::KilnGPUDialect::getWarpsAttrName()))
+      result.warps = w.getInt();
+    module->walk([&](Operation *op) {
+      if (auto s = op->getAttrOfType<IntegerAttr>(
+              kiln::gpu::KilnGPUDialect::getSharedBytesAttrName()))
+        result.sharedBytes = std::max(result.sharedBytes, s.getInt());
+    });
+    if (result.sharedBytes > result.target->maxSharedBytes)
+      return llvm::make_error<kiln::ResourceLimitError>(
+          "needs " + std::to_string(result.sharedBytes) +
+          " bytes of shared memory; " + gpuArch.str() + " has at most " +
+          std::to_string(result.target->maxSharedBytes));
+    if (!gpuOnly) {
+      PassManager tail(ctx);
+      tail.addPass(kiln::emu::createConvertKilnGPUToEmu());
+      tail.addPass(createReconcileUnrealizedCastsPass());
+      tail.addPass(createCanonicalizerPass());
+      if (failed(tail.run(*module)))
+        return makeError("emulated lowering of '" + entry + "' for " + arch +
+                         " failed");
+    }
+    result.module = std::move(module);
+    return result;
+  }
+};
+
+} // namespace
+
+void kiln::emu::registerEmuBackend() {
+  kiln::registerBackend(std::make_unique<EmuBackend>());
+}

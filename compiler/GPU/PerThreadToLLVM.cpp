@@ -1,0 +1,210 @@
+//===- PerThreadToLLVM.cpp - Lowering the per-thread form to LLVM ---------===//
+
+#include "compiler/GPU/PerThreadToLLVM.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+using namespace mlir;
+using namespace kiln::gpu;
+
+Value kiln::gpu::llvmI32(OpBuilder &b, Location loc, int32_t v) {
+  return LLVM::ConstantOp::create(b, loc, b.getI32Type(),
+                                  b.getI32IntegerAttr(v));
+}
+
+Value kiln::gpu::buildGuarded(OpBuilder &b, Location loc, Value mask,
+                              Type type, function_ref<Value(OpBuilder &)> body,
+                              function_ref<Value(OpBuilder &)> otherwise) {
+  if (!mask)
+    return body(b);
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{type}, mask, true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    scf::YieldOp::create(b, loc, body(b));
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, loc, otherwise(b));
+  }
+  return ifOp.getResult(0);
+}
+
+Value kiln::gpu::lowerGlobalLoad(OpBuilder &b, GlobalLoadOp op, Value ptr) {
+  Location loc = op.getLoc();
+  VectorType vt = op.getType();
+  return buildGuarded(
+      b, loc, op.getMask(), vt,
+      [&](OpBuilder &bb) -> Value {
+        return LLVM::LoadOp::create(bb, loc, vt, ptr, op.getAlignment());
+      },
+      [&](OpBuilder &bb) -> Value {
+        if (op.getOther())
+          return op.getOther();
+        return LLVM::ZeroOp::create(bb, loc, vt);
+      });
+}
+
+void kiln::gpu::lowerGlobalStore(OpBuilder &b, GlobalStoreOp op, Value ptr) {
+  Location loc = op.getLoc();
+  if (!op.getMask()) {
+    LLVM::StoreOp::create(b, loc, op.getValue(), ptr, op.getAlignment());
+    return;
+  }
+  auto ifOp = scf::IfOp::create(b, loc, op.getMask(), false);
+  OpBuilder bb = OpBuilder::atBlockBegin(&ifOp.getThenRegion().front());
+  bb.setInsertionPoint(ifOp.getThenRegion().front().getTerminator());
+  LLVM::StoreOp::create(bb, loc, op.getValue(), ptr, op.getAlignment());
+}
+
+namespace {
+
+/// The LLVM atomic for a kiln atomic kind on `type`.
+LLVM::AtomicBinOp atomicBinOp(StringRef kind, Type type) {
+  bool fp = isa<FloatType>(type);
+  if (kind == "add")
+    return fp ? LLVM::AtomicBinOp::fadd : LLVM::AtomicBinOp::add;
+  if (kind == "max")
+    return fp ? LLVM::AtomicBinOp::fmax : LLVM::AtomicBinOp::max;
+  if (kind == "min")
+    return fp ? LLVM::AtomicBinOp::fmin : LLVM::AtomicBinOp::min;
+  if (kind == "umax")
+    return LLVM::AtomicBinOp::umax;
+  if (kind == "umin")
+    return LLVM::AtomicBinOp::umin;
+  if (kind == "and")
+    return LLVM::AtomicBinOp::_and;
+  if (kind == "or")
+    return LLVM::AtomicBinOp::_or;
+  if (kind == "xor")
+    return LLVM::AtomicBinOp::_xor;
+  return LLVM::AtomicBinOp::xchg;
+}
+
+} // namespace
+
+Value kiln::gpu::lowerAtomicRMW(OpBuilder &b, AtomicRMWOp op, Value ptr,
+                                StringRef scope) {
+  Location loc = op.getLoc();
+  Type type = op.getType();
+  return buildGuarded(
+      b, loc, op.getMask(), type,
+      [&](OpBuilder &bb) -> Value {
+        return LLVM::AtomicRMWOp::create(
+            bb, loc, atomicBinOp(op.getKind(), type), ptr, op.getVal(),
+            LLVM::AtomicOrdering::acq_rel, scope.empty() ? StringRef() : scope);
+      },
+      [&](OpBuilder &bb) -> Value {
+        return LLVM::ZeroOp::create(bb, loc, type);
+      });
+}
+
+Value kiln::gpu::lowerAtomicCAS(OpBuilder &b, AtomicCASOp op, Value ptr,
+                                StringRef scope) {
+  Location loc = op.getLoc();
+  Type type = op.getType();
+  Type asInt = b.getIntegerType(type.getIntOrFloatBitWidth());
+  auto toInt = [&](Value v) -> Value {
+    return type.isInteger() ? v : LLVM::BitcastOp::create(b, loc, asInt, v);
+  };
+  auto cas = LLVM::AtomicCmpXchgOp::create(
+      b, loc, ptr, toInt(op.getCmp()), toInt(op.getVal()),
+      LLVM::AtomicOrdering::acq_rel, LLVM::AtomicOrdering::acquire,
+      scope.empty() ? StringRef() : scope);
+  Value old = LLVM::ExtractValueOp::create(b, loc, cas, ArrayRef<int64_t>{0});
+  return type.isInteger() ? old : LLVM::BitcastOp::create(b, loc, type, old);
+}
+
+std::pair<Value, Value> kiln::gpu::buildPrintfArgs(OpBuilder &b, PrintfOp op,
+                                                   ModuleOp module,
+                                                   unsigned &counter) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  auto ptrTy = LLVM::LLVMPointerType::get(ctx);
+  // The format as a global string.
+  std::string text = op.getFormat().str();
+  text.push_back('\0');
+  std::string name = "kiln_printf_format_" + std::to_string(counter++);
+  {
+    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
+    auto arrayTy = LLVM::LLVMArrayType::get(mb.getI8Type(), text.size());
+    LLVM::GlobalOp::create(mb, loc, arrayTy, /*isConstant=*/true,
+                           LLVM::Linkage::Internal, name,
+                           mb.getStringAttr(text));
+  }
+  Value format = LLVM::AddressOfOp::create(b, loc, ptrTy, name);
+  SmallVector<Value> args;
+  SmallVector<Type> fields;
+  for (Value v : op.getArgs()) {
+    Type t = v.getType();
+    if (isa<FloatType>(t)) {
+      if (!t.isF64())
+        v = LLVM::FPExtOp::create(b, loc, b.getF64Type(), v);
+    } else if (t.getIntOrFloatBitWidth() < 32) {
+      v = LLVM::ZExtOp::create(b, loc, b.getI32Type(), v);
+    }
+    args.push_back(v);
+    fields.push_back(v.getType());
+  }
+  Value packed = LLVM::ZeroOp::create(b, loc, ptrTy);
+  if (!args.empty()) {
+    auto structTy = LLVM::LLVMStructType::getLiteral(ctx, fields);
+    packed = LLVM::AllocaOp::create(
+        b, loc, ptrTy, structTy,
+        LLVM::ConstantOp::create(b, loc, b.getI64Type(),
+                                 b.getI64IntegerAttr(1)));
+    for (auto [i, v] : llvm::enumerate(args)) {
+      Value field = LLVM::GEPOp::create(b, loc, ptrTy, structTy, packed,
+                                        ArrayRef<LLVM::GEPArg>{0, int32_t(i)});
+      LLVM::StoreOp::create(b, loc, v, field);
+    }
+  }
+  return {format, packed};
+}
+
+LogicalResult kiln::gpu::convertPerThreadToLLVM(
+    ModuleOp module, function_ref<void(ConversionTarget &)> addLegal) {
+  MLIRContext *ctx = module.getContext();
+  // Strided slices of 1-d vectors become shuffles.
+  {
+    RewritePatternSet patterns(ctx);
+    vector::populateVectorInsertExtractStridedSliceTransforms(patterns);
+    if (failed(applyPatternsGreedily(module, std::move(patterns))))
+      return failure();
+  }
+  // scf -> cf.
+  {
+    RewritePatternSet patterns(ctx);
+    populateSCFToControlFlowConversionPatterns(patterns);
+    ConversionTarget target(*ctx);
+    target.addIllegalDialect<scf::SCFDialect>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
+      return failure();
+  }
+  // Everything -> LLVM.
+  LowerToLLVMOptions options(ctx);
+  options.overrideIndexBitwidth(64);
+  LLVMTypeConverter converter(ctx, options);
+  RewritePatternSet patterns(ctx);
+  arith::populateArithToLLVMConversionPatterns(converter, patterns);
+  populateMathToLLVMConversionPatterns(converter, patterns);
+  populateVectorToLLVMConversionPatterns(converter, patterns);
+  cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
+  populateFuncToLLVMConversionPatterns(converter, patterns);
+  LLVMConversionTarget target(*ctx);
+  target.addLegalOp<ModuleOp>();
+  addLegal(target);
+  return applyFullConversion(module, target, std::move(patterns));
+}

@@ -1,0 +1,65 @@
+//===- PerThreadToLLVM.h - Lowering the per-thread form to LLVM -*- C++ -*-===//
+//
+// What every consumer of the GPU stage's per-thread form does the same way
+// when it lowers to the LLVM dialect (codegen/nvptx for NVIDIA GPUs,
+// codegen/emu for the CPU emulator): masked global accesses, atomics, the
+// packing of printf arguments, and — once the backend has mapped the
+// kiln_gpu primitives — the conversion of arith, math, vector, scf, cf and
+// func to LLVM. The pointers given to these helpers are the backend's
+// (an address space, or a host pointer).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_COMPILER_GPU_PERTHREADTOLLVM_H
+#define KILN_COMPILER_GPU_PERTHREADTOLLVM_H
+
+#include "compiler/GPU/IR/KilnGPUDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace kiln::gpu {
+
+/// An i32 LLVM constant.
+mlir::Value llvmI32(mlir::OpBuilder &b, mlir::Location loc, int32_t v);
+
+/// `mask ? body() : otherwise()` as an `scf.if` yielding `type`, or just
+/// body() without a mask.
+mlir::Value
+buildGuarded(mlir::OpBuilder &b, mlir::Location loc, mlir::Value mask,
+             mlir::Type type,
+             llvm::function_ref<mlir::Value(mlir::OpBuilder &)> body,
+             llvm::function_ref<mlir::Value(mlir::OpBuilder &)> otherwise);
+
+/// kiln_gpu.load / kiln_gpu.store at the LLVM pointer `ptr` (the op's
+/// address in the backend's address space), masked by the op's mask.
+mlir::Value lowerGlobalLoad(mlir::OpBuilder &b, GlobalLoadOp op,
+                            mlir::Value ptr);
+void lowerGlobalStore(mlir::OpBuilder &b, GlobalStoreOp op, mlir::Value ptr);
+
+/// kiln_gpu.atomic_rmw / atomic_cas at `ptr`, acquire-release in the LLVM
+/// sync scope `scope` ("" for the whole system).
+mlir::Value lowerAtomicRMW(mlir::OpBuilder &b, AtomicRMWOp op, mlir::Value ptr,
+                           llvm::StringRef scope);
+mlir::Value lowerAtomicCAS(mlir::OpBuilder &b, AtomicCASOp op, mlir::Value ptr,
+                           llvm::StringRef scope);
+
+/// kiln_gpu.printf's format as an internal global string of `module`, and
+/// its arguments packed as CUDA's vprintf reads them (a struct of the
+/// arguments, floats widened to f64 and integers under 32 bits to i32;
+/// a null pointer when there are none).
+std::pair<mlir::Value, mlir::Value>
+buildPrintfArgs(mlir::OpBuilder &b, PrintfOp op, mlir::ModuleOp module,
+                unsigned &counter);
+
+/// The rest, after a backend mapped every kiln_gpu op: strided slices of
+/// 1-d vectors become shuffles, scf becomes cf, and arith, math, vector,
+/// cf and func become the LLVM dialect (64-bit index). `addLegal` adds the
+/// backend's own dialects to the conversion target.
+mlir::LogicalResult convertPerThreadToLLVM(
+    mlir::ModuleOp module,
+    llvm::function_ref<void(mlir::ConversionTarget &)> addLegal);
+
+} // namespace kiln::gpu
+
+#endif // KILN_COMPILER_GPU_PERTHREADTOLLVM_H

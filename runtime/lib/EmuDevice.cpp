@@ -1,0 +1,802 @@
+//===- EmuDevice.cpp - The GPU emulator device ----------------------------===//
+//
+// Runs `emu:<arch>` images (kiln/emu_abi.h, docs/emulator.md): each program
+// of the grid runs on one worker of a thread pool as warps x warp size
+// fibers (ucontext), one per GPU thread, scheduled cooperatively: a thread
+// runs until it reaches a barrier or a warp-collective op (shuffle, matrix
+// load, matrix instruction), and those complete when every thread (or
+// every lane of the warp) has arrived. Memory is host memory (the host
+// device's); shared memory is one buffer per program, every access checked
+// against its size and against the other threads' accesses since the last
+// barrier (an epoch per barrier, a shadow record per byte), so that races,
+// reads of bytes nothing wrote, out-of-range accesses, barriers not reached
+// by every thread and lanes that diverge at a warp-collective op fail the
+// launch with a message naming the kernel's source location and the
+// threads. Asynchronous copies are queued per thread and land at the wait
+// that covers them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EmuDevice.h"
+#include "HostDevice.h"
+#include "ThreadPool.h"
+
+#include "kiln/emu_abi.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include <sys/mman.h>
+#include <ucontext.h>
+
+using namespace kiln::rt;
+using namespace kiln::rt::detail;
+
+namespace {
+
+constexpr size_t kFiberStackBytes = size_t(1) << 20;
+constexpr size_t kWorkerStackBytes = size_t(8) << 20;
+
+class EmuDevice;
+struct EmuLaunch;
+struct EmuProgram;
+
+enum class Status { Runnable, AtBarrier, AtWarpOp, Done, Stopped };
+
+/// A warp-collective op in progress: what each lane brings.
+enum class WarpOp { None, Shuffle, LoadMatrix, Mma };
+
+struct PendingCopy {
+  int32_t Offset;
+  const void *Src;
+  int32_t Bytes;
+  bool Valid;
+  const char *Where;
+};
+
+struct EmuThread {
+  KilnEmuThread Abi; ///< first: what the generated code reads
+  EmuProgram *Program = nullptr;
+  ucontext_t Context;
+  void *Stack = nullptr;
+  Status State = Status::Done;
+  const char *Where = nullptr; ///< where it waits
+  // The warp-collective op it brings.
+  WarpOp Op = WarpOp::None;
+  int32_t Kind = 0, Bits = 0, Offset = 0, Count = 0;
+  bool Transpose = false;
+  uint64_t Value = 0, Result = 0;
+  const char *Instr = nullptr;
+  const void *A = nullptr, *B = nullptr, *C = nullptr;
+  void *Out = nullptr;
+  // Asynchronous copies: committed groups (oldest first) and the open one.
+  std::deque<std::vector<PendingCopy>> Groups;
+  std::vector<PendingCopy> Open;
+};
+
+/// What the race check remembers of one byte of shared memory.
+struct Shadow {
+  int32_t Writer = -1;
+  uint32_t WriteEpoch = 0;
+  const char *WriteWhere = nullptr;
+  int32_t Reader = -1; ///< -2: several threads
+  uint32_t ReadEpoch = 0;
+  const char *ReadWhere = nullptr;
+  bool Written = false;
+};
+
+/// One launch, shared by its workers.
+struct EmuLaunch {
+  EmuDevice *Device = nullptr;
+  KilnEmuEntry Entry = nullptr;
+  void **Args = nullptr;
+  GridDims Grid;
+  int32_t Threads = 0, WarpSize = 32;
+  int64_t SharedBytes = 0;
+  std::string Arch;
+  std::atomic<uint64_t> Next{0};
+  std::atomic<bool> Stop{false};
+  std::mutex ErrorMutex;
+  std::string ErrorMessage;
+  ErrorCode Code = ErrorCode::Success;
+
+  void fail(ErrorCode C, std::string Message) {
+    std::lock_guard<std::mutex> Lock(ErrorMutex);
+    if (Stop.load())
+      return;
+    Code = C;
+    ErrorMessage = std::move(Message);
+    Stop.store(true);
+  }
+};
+
+extern const KilnEmuOps kOps;
+
+/// The fibers, shared memory and shadow of one worker, reused for every
+/// program it runs.
+struct EmuProgram {
+  EmuLaunch *Launch = nullptr;
+  std::vector<EmuThread> T;
+  ucontext_t Scheduler;
+  std::vector<uint8_t> Shared;
+  std::vector<Shadow> ShadowMem;
+  uint32_t Epoch = 1;
+  int32_t BarrierArrived = 0;
+  std::vector<int32_t> WarpArrived;
+  bool Failed = false;
+  int32_t Id[3] = {0, 0, 0};
+
+  ~EmuProgram() {
+    for (EmuThread &Th : T)
+      if (Th.Stack)
+        munmap(Th.Stack, kFiberStackBytes);
+  }
+
+  std::string program() const {
+    return "program (" + std::to_string(Id[0]) + ", " + std::to_string(Id[1]) +
+           ", " + std::to_string(Id[2]) + ")";
+  }
+  std::string thread(int32_t I) const {
+    if (I < 0)
+      return "several threads";
+    int32_t W = Launch->WarpSize;
+    return "thread " + std::to_string(I) + " (warp " + std::to_string(I / W) +
+           ", lane " + std::to_string(I % W) + ")";
+  }
+  static std::string at(const char *Where) {
+    return Where && *Where ? std::string(" at ") + Where : std::string();
+  }
+
+  /// Ends the program with an error; called on a thread's fiber, does not
+  /// return (the fiber is abandoned).
+  [[noreturn]] void fail(EmuThread &Th, ErrorCode C, const std::string &Msg) {
+    Failed = true;
+    Launch->fail(C, Msg + " (in " + program() + ")");
+    Th.State = Status::Stopped;
+    swapcontext(&Th.Context, &Scheduler);
+    __builtin_unreachable();
+  }
+
+  void yield(EmuThread &Th) { swapcontext(&Th.Context, &Scheduler); }
+
+  bool prepare(EmuLaunch &L) {
+    Launch = &L;
+    size_t N = size_t(L.Threads);
+    if (T.size() < N) {
+      size_t Old = T.size();
+      T.resize(N);
+      for (size_t I = Old; I < N; ++I) {
+        void *S = mmap(nullptr, kFiberStackBytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (S == MAP_FAILED)
+          return false;
+        T[I].Stack = S;
+      }
+    }
+    Shared.assign(size_t(L.SharedBytes), 0);
+    ShadowMem.assign(size_t(L.SharedBytes), Shadow());
+    WarpArrived.assign(size_t((L.Threads + L.WarpSize - 1) / L.WarpSize), 0);
+    return true;
+  }
+
+  static void threadMain(int Lo, int Hi) {
+    auto *Th = reinterpret_cast<EmuThread *>(
+        (uintptr_t(uint32_t(Hi)) << 32) | uintptr_t(uint32_t(Lo)));
+    EmuProgram &P = *Th->Program;
+    P.Launch->Entry(P.Launch->Args, &Th->Abi);
+    // Copies still in flight land when the thread ends.
+    P.completeCopies(*Th, 0);
+    Th->State = Status::Done;
+    // Returning resumes uc_link, the scheduler.
+  }
+
+  /// Runs one program to the end; false when it failed.
+  bool run(uint64_t Index) {
+    EmuLaunch &L = *Launch;
+    uint64_t X = uint64_t(L.Grid.X), Y = uint64_t(L.Grid.Y);
+    Id[0] = int32_t(Index % X);
+    Id[1] = int32_t((Index / X) % Y);
+    Id[2] = int32_t(Index / (X * Y));
+    std::fill(Shared.begin(), Shared.end(), 0);
+    std::fill(ShadowMem.begin(), ShadowMem.end(), Shadow());
+    std::fill(WarpArrived.begin(), WarpArrived.end(), 0);
+    Epoch = 1;
+    BarrierArrived = 0;
+    Failed = false;
+    for (int32_t I = 0; I < L.Threads; ++I) {
+      EmuThread &Th = T[size_t(I)];
+      Th.Program = this;
+      Th.Abi.ops = &kOps;
+      Th.Abi.thread = I;
+      Th.Abi.lane = I % L.WarpSize;
+      Th.Abi.warp = I / L.WarpSize;
+      for (int D = 0; D < 3; ++D)
+        Th.Abi.program_id[D] = Id[D];
+      Th.Abi.num_programs[0] = int32_t(L.Grid.X);
+      Th.Abi.num_programs[1] = int32_t(L.Grid.Y);
+      Th.Abi.num_programs[2] = int32_t(L.Grid.Z);
+      Th.Abi.reserved = 0;
+      Th.State = Status::Runnable;
+      Th.Op = WarpOp::None;
+      Th.Groups.clear();
+      Th.Open.clear();
+      getcontext(&Th.Context);
+      Th.Context.uc_stack.ss_sp = Th.Stack;
+      Th.Context.uc_stack.ss_size = kFiberStackBytes;
+      Th.Context.uc_link = &Scheduler;
+      uintptr_t Self = uintptr_t(&Th);
+      makecontext(&Th.Context, reinterpret_cast<void (*)()>(&threadMain), 2,
+                  int(uint32_t(Self)), int(uint32_t(Self >> 32)));
+    }
+    for (;;) {
+      bool Ran = false;
+      for (int32_t I = 0; I < L.Threads; ++I) {
+        EmuThread &Th = T[size_t(I)];
+        if (Th.State != Status::Runnable)
+          continue;
+        Ran = true;
+        swapcontext(&Scheduler, &Th.Context);
+        if (Failed)
+          return false;
+        if (L.Stop.load(std::memory_order_relaxed))
+          return false;
+      }
+      bool AllDone = std::all_of(T.begin(), T.begin() + L.Threads,
+                                 [](const EmuThread &Th) {
+                                   return Th.State == Status::Done;
+                                 });
+      if (AllDone)
+        return true;
+      if (!Ran) {
+        L.fail(ErrorCode::KernelTrapped, deadlock() + " (in " + program() + ")");
+        return false;
+      }
+    }
+  }
+
+  /// Why no thread can run: threads wait at a barrier or a warp op that
+  /// others never reach.
+  std::string deadlock() const {
+    const EmuLaunch &L = *Launch;
+    int32_t Waiting = -1, Exited = -1;
+    for (int32_t I = 0; I < L.Threads; ++I) {
+      const EmuThread &Th = T[size_t(I)];
+      if (Th.State == Status::Done) {
+        if (Exited < 0)
+          Exited = I;
+      } else if (Waiting < 0) {
+        Waiting = I;
+      }
+    }
+    if (Waiting < 0)
+      return "the emulated program stopped";
+    const EmuThread &W = T[size_t(Waiting)];
+    if (W.State == Status::AtBarrier)
+      return "barrier not reached by every thread: " + thread(Waiting) +
+             " waits" + at(W.Where) +
+             (Exited >= 0 ? ", " + thread(Exited) + " has exited" : "");
+    return "lanes of warp " + std::to_string(Waiting / L.WarpSize) +
+           " wait at a warp-wide op" + at(W.Where) +
+           " that other lanes never reach" +
+           (Exited >= 0 ? " (" + thread(Exited) + " has exited)" : "");
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Shared memory
+  //===--------------------------------------------------------------------===//
+
+  /// Checks an access of [Offset, Offset + Bytes) by `Th` and records it.
+  uint8_t *access(EmuThread &Th, int32_t Offset, int32_t Bytes, bool IsWrite,
+                  const char *Where) {
+    int64_t Size = int64_t(Shared.size());
+    if (Offset < 0 || Bytes < 0 || int64_t(Offset) + Bytes > Size)
+      fail(Th, ErrorCode::KernelTrapped,
+           "out-of-range shared-memory " + std::string(IsWrite ? "write" : "read") +
+               " of bytes [" + std::to_string(Offset) + ", " +
+               std::to_string(int64_t(Offset) + Bytes) + ") by " +
+               thread(Th.Abi.thread) + at(Where) + "; the program has " +
+               std::to_string(Size) + " bytes");
+    int32_t Me = Th.Abi.thread;
+    for (int32_t B = Offset; B < Offset + Bytes; ++B) {
+      Shadow &S = ShadowMem[size_t(B)];
+      if (IsWrite) {
+        if (S.WriteEpoch == Epoch && S.Writer != Me)
+          race(Th, B, "writes", Where, S.Writer, "wrote", S.WriteWhere);
+        if (S.ReadEpoch == Epoch && S.Reader != Me)
+          race(Th, B, "writes", Where, S.Reader, "read", S.ReadWhere);
+        S.Writer = Me;
+        S.WriteEpoch = Epoch;
+        S.WriteWhere = Where;
+        S.Written = true;
+      } else {
+        if (!S.Written)
+          fail(Th, ErrorCode::KernelTrapped,
+               "read of shared memory nothing wrote: byte " +
+                   std::to_string(B) + " by " + thread(Me) + at(Where));
+        if (S.WriteEpoch == Epoch && S.Writer != Me)
+          race(Th, B, "reads", Where, S.Writer, "wrote", S.WriteWhere);
+        if (S.ReadEpoch == Epoch && S.Reader != Me)
+          S.Reader = -2;
+        else
+          S.Reader = Me;
+        S.ReadEpoch = Epoch;
+        S.ReadWhere = Where;
+      }
+    }
+    return Shared.data() + Offset;
+  }
+
+  [[noreturn]] void race(EmuThread &Th, int32_t Byte, const char *What,
+                         const char *Where, int32_t Other,
+                         const char *OtherWhat, const char *OtherWhere) {
+    fail(Th, ErrorCode::KernelTrapped,
+         "shared-memory race on byte " + std::to_string(Byte) + ": " +
+             thread(Th.Abi.thread) + " " + What + " it" + at(Where) + ", " +
+             thread(Other) + " " + OtherWhat + " it" + at(OtherWhere) +
+             ", with no barrier between");
+  }
+
+  /// Lands the copies of all but the `Pending` newest committed groups
+  /// (and, with Pending = 0, the open group too).
+  void completeCopies(EmuThread &Th, int32_t Pending) {
+    if (Pending == 0 && !Th.Open.empty()) {
+      Th.Groups.push_back(std::move(Th.Open));
+      Th.Open.clear();
+    }
+    while (int32_t(Th.Groups.size()) > Pending) {
+      for (const PendingCopy &C : Th.Groups.front()) {
+        uint8_t *Dst = access(Th, C.Offset, C.Bytes, true, C.Where);
+        if (C.Valid)
+          std::memcpy(Dst, C.Src, size_t(C.Bytes));
+        else
+          std::memset(Dst, 0, size_t(C.Bytes));
+      }
+      Th.Groups.pop_front();
+    }
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Barriers and warp-collective ops
+  //===--------------------------------------------------------------------===//
+
+  void barrier(EmuThread &Th, const char *Where) {
+    EmuLaunch &L = *Launch;
+    Th.State = Status::AtBarrier;
+    Th.Where = Where;
+    for (int32_t I = 0; I < L.Threads; ++I) {
+      const EmuThread &O = T[size_t(I)];
+      if (O.State == Status::Done)
+        fail(Th, ErrorCode::KernelTrapped,
+             "barrier not reached by every thread: " + thread(Th.Abi.thread) +
+                 " waits" + at(Where) + ", " + thread(I) + " has exited");
+      if (O.State == Status::AtBarrier && O.Where != Where &&
+          std::strcmp(O.Where ? O.Where : "", Where ? Where : "") != 0)
+        fail(Th, ErrorCode::KernelTrapped,
+             "threads wait at different barriers: " + thread(Th.Abi.thread) +
+                 at(Where) + ", " + thread(I) + at(O.Where));
+    }
+    if (++BarrierArrived < L.Threads) {
+      yield(Th);
+      return;
+    }
+    BarrierArrived = 0;
+    ++Epoch;
+    for (int32_t I = 0; I < L.Threads; ++I)
+      T[size_t(I)].State = Status::Runnable;
+  }
+
+  /// Waits until every lane of Th's warp brought the same op; the last one
+  /// to arrive computes every lane's result.
+  void warpOp(EmuThread &Th, WarpOp Op, const char *Where) {
+    EmuLaunch &L = *Launch;
+    Th.State = Status::AtWarpOp;
+    Th.Op = Op;
+    Th.Where = Where;
+    int32_t Warp = Th.Abi.warp, W = L.WarpSize;
+    EmuThread *Lanes = &T[size_t(Warp * W)];
+    for (int32_t Lane = 0; Lane < W; ++Lane) {
+      const EmuThread &O = Lanes[Lane];
+      if (O.State == Status::Done)
+        fail(Th, ErrorCode::KernelTrapped,
+             "lanes of warp " + std::to_string(Warp) +
+                 " diverge: " + thread(Th.Abi.thread) + " waits for the warp" +
+                 at(Where) + ", " + thread(O.Abi.thread) + " has exited");
+      if (O.State == Status::AtWarpOp &&
+          (O.Op != Op || std::strcmp(O.Where ? O.Where : "",
+                                     Where ? Where : "") != 0))
+        fail(Th, ErrorCode::KernelTrapped,
+             "lanes of warp " + std::to_string(Warp) + " diverge: " +
+                 thread(Th.Abi.thread) + at(Where) + ", " +
+                 thread(O.Abi.thread) + at(O.Where));
+    }
+    if (++WarpArrived[size_t(Warp)] < W) {
+      yield(Th);
+      return;
+    }
+    WarpArrived[size_t(Warp)] = 0;
+    switch (Op) {
+    case WarpOp::Shuffle:
+      shuffle(Lanes, W);
+      break;
+    case WarpOp::LoadMatrix:
+      loadMatrix(Th, Lanes, W);
+      break;
+    case WarpOp::Mma: {
+      std::string Message;
+      size_t N = static_cast<size_t>(W);
+      std::vector<const void *> A(N), B(N), C(N);
+      std::vector<void *> D(N);
+      for (int32_t Lane = 0; Lane < W; ++Lane) {
+        A[size_t(Lane)] = Lanes[Lane].A;
+        B[size_t(Lane)] = Lanes[Lane].B;
+        C[size_t(Lane)] = Lanes[Lane].C;
+        D[size_t(Lane)] = Lanes[Lane].Out;
+      }
+      if (!emulateMatrixInstr(Th.Instr ? Th.Instr : "", W, A.data(), B.data(),
+                              C.data(), D.data(), Message))
+        fail(Th, ErrorCode::KernelTrapped, Message + at(Where));
+      break;
+    }
+    case WarpOp::None:
+      break;
+    }
+    for (int32_t Lane = 0; Lane < W; ++Lane) {
+      Lanes[Lane].State = Status::Runnable;
+      Lanes[Lane].Op = WarpOp::None;
+    }
+  }
+
+  static void shuffle(EmuThread *Lanes, int32_t W) {
+    for (int32_t Lane = 0; Lane < W; ++Lane) {
+      EmuThread &Me = Lanes[Lane];
+      int32_t Src = Lane;
+      switch (Me.Kind) {
+      case KILN_EMU_SHFL_XOR: Src = Lane ^ Me.Offset; break;
+      case KILN_EMU_SHFL_IDX: Src = Me.Offset; break;
+      case KILN_EMU_SHFL_UP: Src = Lane - Me.Offset; break;
+      case KILN_EMU_SHFL_DOWN: Src = Lane + Me.Offset; break;
+      default: break;
+      }
+      if (Src < 0 || Src >= W)
+        Src = Lane;
+      Me.Result = Lanes[Src].Value;
+    }
+  }
+
+  /// ldmatrix semantics (PTX ISA, "ldmatrix"): lanes 8j .. 8j + 7 give the
+  /// row addresses of matrix j; lane l receives, from each matrix, row
+  /// l / 4, columns 2 (l mod 4) and 2 (l mod 4) + 1 — or, transposed, the
+  /// elements at rows 2 (l mod 4) and 2 (l mod 4) + 1 of column l / 4.
+  void loadMatrix(EmuThread &Th, EmuThread *Lanes, int32_t W) {
+    int32_t Count = Th.Count;
+    // Each row provider reads its 16 bytes.
+    std::vector<const uint8_t *> Rows(size_t(8 * Count));
+    for (int32_t R = 0; R < 8 * Count; ++R)
+      Rows[size_t(R)] = access(Lanes[R], Lanes[R].Offset, 16, false,
+                               Lanes[R].Where);
+    for (int32_t Lane = 0; Lane < W; ++Lane) {
+      auto *Out = static_cast<uint8_t *>(Lanes[Lane].Out);
+      int32_t Group = (Lane % 32) / 4, InGroup = Lane % 4;
+      for (int32_t J = 0; J < Count; ++J)
+        for (int32_t K = 0; K < 2; ++K) {
+          int32_t Row = Lanes[Lane].Transpose ? 2 * InGroup + K : Group;
+          int32_t Col = Lanes[Lane].Transpose ? Group : 2 * InGroup + K;
+          std::memcpy(Out + 2 * (2 * J + K), Rows[size_t(8 * J + Row)] + 2 * Col,
+                      2);
+        }
+    }
+  }
+};
+
+/// The program a callback's thread belongs to.
+EmuThread &self(KilnEmuThread *T) { return *reinterpret_cast<EmuThread *>(T); }
+
+//===----------------------------------------------------------------------===//
+// Callbacks
+//===----------------------------------------------------------------------===//
+
+void cbBarrier(KilnEmuThread *T, const char *Where) {
+  EmuThread &Th = self(T);
+  Th.Program->barrier(Th, Where);
+}
+
+uint64_t cbShuffle(KilnEmuThread *T, int32_t Kind, uint64_t Value,
+                   int32_t Bits, int32_t Offset, const char *Where) {
+  EmuThread &Th = self(T);
+  Th.Kind = Kind;
+  Th.Value = Value;
+  Th.Bits = Bits;
+  Th.Offset = Offset;
+  Th.Program->warpOp(Th, WarpOp::Shuffle, Where);
+  return Th.Result;
+}
+
+uint8_t *cbShared(KilnEmuThread *T, int32_t Offset, int32_t Bytes,
+                  int32_t IsWrite, const char *Where) {
+  EmuThread &Th = self(T);
+  return Th.Program->access(Th, Offset, Bytes, IsWrite != 0, Where);
+}
+
+void cbLoadMatrix(KilnEmuThread *T, int32_t Offset, int32_t Count,
+                  int32_t Transpose, void *Out, const char *Where) {
+  EmuThread &Th = self(T);
+  Th.Offset = Offset;
+  Th.Count = Count;
+  Th.Transpose = Transpose != 0;
+  Th.Out = Out;
+  Th.Program->warpOp(Th, WarpOp::LoadMatrix, Where);
+}
+
+void cbMma(KilnEmuThread *T, const char *Instr, const void *A, const void *B,
+           const void *C, void *D, const char *Where) {
+  EmuThread &Th = self(T);
+  Th.Instr = Instr;
+  Th.A = A;
+  Th.B = B;
+  Th.C = C;
+  Th.Out = D;
+  Th.Program->warpOp(Th, WarpOp::Mma, Where);
+}
+
+void cbAsyncCopy(KilnEmuThread *T, int32_t Offset, const void *Src,
+                 int32_t Bytes, int32_t Valid, const char *Where) {
+  EmuThread &Th = self(T);
+  // The bytes count as written from now on (a read before the copy lands
+  // races with it); the data lands at the wait.
+  Th.Program->access(Th, Offset, Bytes, true, Where);
+  Th.Open.push_back({Offset, Src, Bytes, Valid != 0, Where});
+}
+
+void cbAsyncCommit(KilnEmuThread *T) {
+  EmuThread &Th = self(T);
+  Th.Groups.push_back(std::move(Th.Open));
+  Th.Open.clear();
+}
+
+void cbAsyncWait(KilnEmuThread *T, int32_t Pending, const char *Where) {
+  EmuThread &Th = self(T);
+  Th.Program->completeCopies(Th, std::max(Pending, 0));
+}
+
+void cbPrintf(KilnEmuThread *T, const char *Format, const void *Args);
+
+void cbTrap(KilnEmuThread *T, const char *Where) {
+  EmuThread &Th = self(T);
+  Th.Program->fail(Th, ErrorCode::KernelTrapped,
+                   "kernel trapped" + EmuProgram::at(Where) + " in " +
+                       Th.Program->thread(Th.Abi.thread));
+}
+
+int32_t cbCheck(KilnEmuThread *T, const void *Address, int64_t Bytes,
+                int32_t IsStore, const char *Where);
+
+const KilnEmuOps kOps = {&cbBarrier,    &cbShuffle,     &cbShared,
+                         &cbLoadMatrix, &cbMma,         &cbAsyncCopy,
+                         &cbAsyncCommit, &cbAsyncWait,  &cbPrintf,
+                         &cbTrap,       &cbCheck};
+
+//===----------------------------------------------------------------------===//
+// The device
+//===----------------------------------------------------------------------===//
+
+class EmuImage : public LoadedImage {
+public:
+  std::unique_ptr<HostImage> Host;
+  int32_t Threads = 128, WarpSize = 32;
+  int64_t SharedBytes = 0;
+};
+
+class EmuDevice : public HostMemoryDevice {
+public:
+  EmuDevice(std::string Arch, unsigned Workers)
+      : Arch(std::move(Arch)), Workers(Workers) {}
+
+  DeviceKind kind() const override { return DeviceKind::Emulator; }
+  std::string name() const override { return "emu:" + Arch; }
+  std::string description() const override {
+    return "emulated " + Arch + " on the host (" + std::to_string(Workers) +
+           (Workers == 1 ? " worker)" : " workers)");
+  }
+  DeviceProperties properties() const override {
+    DeviceProperties P;
+    P.Kind = DeviceKind::Emulator;
+    P.Model = "emulated " + Arch;
+    P.Arch = Arch;
+    P.ComputeUnits = Workers;
+    P.MemoryBytes = physicalMemoryBytes();
+    return P;
+  }
+
+  int rankImage(const ImageInfo &Image) const override {
+    if (Image.Requires.Emu != Arch || !hostTarget().matchesTriple(Image))
+      return 0;
+    // The image's CPU level must be one this CPU runs.
+    if (const std::vector<std::string> *Needed =
+            levelFeatures(Image.Requires.Cpu))
+      if (!hostTarget().missing(*Needed).empty())
+        return 0;
+    return 1;
+  }
+  std::string whyNot(const ImageInfo &Image) const override {
+    if (!Image.Requires.Emu.empty() && Image.Requires.Emu != Arch)
+      return "emulates " + Image.Requires.Emu;
+    return "";
+  }
+  std::string targetDescription() const override {
+    return "emu:" + Arch + " (images compiled with --targets=emu:" + Arch + ")";
+  }
+  Expected<std::unique_ptr<LoadedImage>>
+  loadImage(const ImageInfo &Image, const uint8_t *Bytes) override {
+    Expected<std::unique_ptr<HostImage>> H =
+        HostImage::load(Image, Bytes, Image.Entry);
+    if (!H)
+      return H.takeError();
+    auto I = std::make_unique<EmuImage>();
+    I->Host = std::move(*H);
+    I->Threads = int32_t(resourceInt(Image.Resources, "threads").value_or(128));
+    I->WarpSize =
+        int32_t(resourceInt(Image.Resources, "warp_size").value_or(32));
+    I->SharedBytes = resourceInt(Image.Resources, "shared_bytes").value_or(0);
+    if (I->Threads <= 0 || I->WarpSize <= 0 || I->Threads % I->WarpSize ||
+        I->Threads > 4096 || I->SharedBytes > (int64_t(1) << 24))
+      return Error(ErrorCode::InvalidBundle,
+                   "emulated image '" + Image.Entry +
+                       "' has inconsistent resources " + Image.Resources);
+    return std::unique_ptr<LoadedImage>(std::move(I));
+  }
+  int64_t maxGridAxis(unsigned) const override { return INT32_MAX; }
+
+  Error launch(StreamImpl &, LoadedImage &Image, void **Args,
+               const GridDims &Grid) override {
+    std::lock_guard<std::mutex> Lock(LaunchMutex);
+    std::call_once(PoolOnce, [&] {
+      Pool.reset(new ThreadPool(Workers, kWorkerStackBytes));
+      Programs.resize(Pool->size());
+    });
+    auto &I = static_cast<EmuImage &>(Image);
+    EmuLaunch L;
+    L.Device = this;
+    L.Entry = reinterpret_cast<KilnEmuEntry>(I.Host->entry());
+    L.Args = Args;
+    L.Grid = Grid;
+    L.Threads = I.Threads;
+    L.WarpSize = I.WarpSize;
+    L.SharedBytes = I.SharedBytes;
+    L.Arch = Arch;
+    uint64_t Total = uint64_t(Grid.X) * uint64_t(Grid.Y) * uint64_t(Grid.Z);
+    std::function<void(unsigned)> Body = [&](unsigned W) {
+      std::unique_ptr<EmuProgram> &P = Programs[W];
+      if (!P)
+        P.reset(new EmuProgram());
+      if (!P->prepare(L)) {
+        L.fail(ErrorCode::OutOfMemory, "cannot allocate the stacks of " +
+                                           std::to_string(L.Threads) +
+                                           " emulated threads");
+        return;
+      }
+      while (!L.Stop.load(std::memory_order_relaxed)) {
+        uint64_t Index = L.Next.fetch_add(1, std::memory_order_relaxed);
+        if (Index >= Total)
+          break;
+        if (!P->run(Index))
+          break;
+      }
+    };
+    Pool->run(Body);
+    if (L.Stop.load())
+      return Error(L.Code, "emu:" + Arch + ": " + L.ErrorMessage);
+    return Error::success();
+  }
+
+private:
+  std::string Arch;
+  unsigned Workers;
+  std::once_flag PoolOnce;
+  std::unique_ptr<ThreadPool> Pool;
+  std::vector<std::unique_ptr<EmuProgram>> Programs;
+  std::mutex LaunchMutex;
+};
+
+/// Formats a packed vprintf argument buffer: each conversion reads its
+/// argument at its natural alignment (integers 32 bits unless `l`/`ll`,
+/// floating point as double).
+std::string formatPacked(const char *Format, const uint8_t *Args) {
+  std::string Out;
+  size_t Pos = 0;
+  auto Take = [&](size_t Size) {
+    Pos = (Pos + Size - 1) / Size * Size;
+    const uint8_t *P = Args + Pos;
+    Pos += Size;
+    return P;
+  };
+  for (const char *F = Format; *F;) {
+    if (*F != '%') {
+      Out += *F++;
+      continue;
+    }
+    const char *Start = F++;
+    if (*F == '%') {
+      Out += '%';
+      ++F;
+      continue;
+    }
+    while (*F && std::strchr("-+ #0123456789.", *F))
+      ++F;
+    int Longs = 0;
+    while (*F == 'l' || *F == 'h' || *F == 'z') {
+      Longs += *F == 'l';
+      ++F;
+    }
+    char Conv = *F ? *F++ : 'd';
+    std::string Spec(Start, F);
+    char Buf[128];
+    if (std::strchr("diouxXc", Conv)) {
+      if (Longs) {
+        long long V;
+        std::memcpy(&V, Take(8), 8);
+        std::snprintf(Buf, sizeof(Buf), Spec.c_str(), V);
+      } else {
+        int V;
+        std::memcpy(&V, Take(4), 4);
+        std::snprintf(Buf, sizeof(Buf), Spec.c_str(), V);
+      }
+    } else if (std::strchr("feEgGaA", Conv)) {
+      double V;
+      std::memcpy(&V, Take(8), 8);
+      std::snprintf(Buf, sizeof(Buf), Spec.c_str(), V);
+    } else {
+      std::snprintf(Buf, sizeof(Buf), "<%%%c>", Conv);
+    }
+    Out += Buf;
+  }
+  return Out;
+}
+
+void cbPrintf(KilnEmuThread *T, const char *Format, const void *Args) {
+  EmuThread &Th = self(T);
+  std::string Text =
+      formatPacked(Format ? Format : "", static_cast<const uint8_t *>(Args));
+  // One print line per call, without its final newline.
+  if (!Text.empty() && Text.back() == '\n')
+    Text.pop_back();
+  Th.Program->Launch->Device->emitPrint(Text);
+}
+
+int32_t cbCheck(KilnEmuThread *T, const void *Address, int64_t Bytes,
+                int32_t IsStore, const char *Where) {
+  EmuThread &Th = self(T);
+  if (Bytes >= 0 && Th.Program->Launch->Device->isAllocated(
+                        uintptr_t(Address), uint64_t(Bytes)))
+    return 1;
+  char Addr[32];
+  std::snprintf(Addr, sizeof(Addr), "%p", Address);
+  Th.Program->fail(Th, ErrorCode::KernelTrapped,
+                   std::string("out-of-range ") + (IsStore ? "store" : "load") +
+                       " of " + std::to_string(Bytes) + " bytes at " + Addr +
+                       " by " + Th.Program->thread(Th.Abi.thread) +
+                       EmuProgram::at(Where));
+}
+
+} // namespace
+
+Expected<std::shared_ptr<DeviceImpl>>
+kiln::rt::detail::openEmuDevice(const std::string &Arch) {
+  if (Arch.empty() || Arch.size() > 32 ||
+      !std::all_of(Arch.begin(), Arch.end(), [](char C) {
+        return std::isalnum(static_cast<unsigned char>(C)) || C == '_';
+      }))
+    return Error(ErrorCode::InvalidArgument,
+                 "emu:<arch> needs a GPU arch name such as sm_80 or gfx942");
+  unsigned N = std::thread::hardware_concurrency();
+  if (const char *Env = std::getenv("KILN_HOST_THREADS"))
+    N = unsigned(std::max(1, std::atoi(Env)));
+  return std::shared_ptr<DeviceImpl>(
+      std::make_shared<EmuDevice>(Arch, N ? N : 1));
+}
