@@ -442,10 +442,14 @@ struct ConvertKilnGPUToEmuPass
       emulate.sourceTypeStrs = {"bf16"};
       emulate.targetTypeStr = "f32";
       pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
-      arith::ArithExpandOpsPassOptions expand;
-      expand.includeBf16 = true;
-      pm.addPass(arith::createArithExpandOpsPass(expand));
       if (failed(runPipeline(pm, module)))
+        return signalPassFailure();
+      // bf16 conversions and ceildiv/floordiv expanded; maximumf/minimumf
+      // stay, for LLVM's maximum/minimum (signed zeros ordered).
+      RewritePatternSet patterns(ctx);
+      arith::populateExpandBFloat16Patterns(patterns);
+      arith::populateCeilFloorDivExpandOpsPatterns(patterns);
+      if (failed(applyPatternsGreedily(module, std::move(patterns))))
         return signalPassFailure();
     }
     {

@@ -12,6 +12,8 @@
 
 #include "codegen/emu/EmuPasses.h"
 
+#include "codegen/host/HostPasses.h"
+
 #include "codegen/host/HostBackend.h"
 #include "compiler/GPU/IR/KilnGPUDialect.h"
 #include "compiler/GPU/Passes.h"
@@ -186,6 +188,9 @@ private:
       PassManager tail(ctx);
       tail.addPass(kiln::emu::createConvertKilnGPUToEmu());
       tail.addPass(createReconcileUnrealizedCastsPass());
+      kiln::KilnHostHalfAsI16Options halves;
+      halves.bf16Only = true;
+      tail.addPass(kiln::createKilnHostHalfAsI16(halves));
       tail.addPass(createCanonicalizerPass());
       if (failed(tail.run(*module)))
         return makeError("emulated lowering of '" + entry + "' for " + arch +

@@ -2,6 +2,8 @@
 
 #include "codegen/emu/EmuPasses.h"
 
+#include "codegen/host/HostPasses.h"
+
 #include "compiler/GPU/IR/KilnGPUDialect.h"
 #include "compiler/GPU/Passes.h"
 
@@ -30,6 +32,11 @@ void kiln::emu::buildEmuPipeline(OpPassManager &pm, llvm::StringRef arch,
     return;
   pm.addPass(createConvertKilnGPUToEmu());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  // bf16 values carried as i16 (LLVM would promote them through float and
+  // call libgcc's missing __truncsfbf2).
+  kiln::KilnHostHalfAsI16Options halves;
+  halves.bf16Only = true;
+  pm.addPass(kiln::createKilnHostHalfAsI16(halves));
   pm.addPass(createCanonicalizerPass());
 }
 

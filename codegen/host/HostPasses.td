@@ -66,8 +66,14 @@ def KilnHostHalfAsI16 : Pass<"kiln-host-half-as-i16", "mlir::ModuleOp"> {
     function signature and constant to i16 and drops the then-trivial
     bitcasts, so that LLVM's backend never promotes a half-precision value
     through float (which, on baselines without F16C/AVX512-BF16, calls
-    libgcc's __truncsfbf2 / __truncsfhf2).
+    libgcc's __truncsfbf2 / __truncsfhf2). Vectors of them become vectors
+    of i16. With `bf16-only`, f16 values stay (the emulator keeps f16
+    arithmetic, which LLVM computes through libgcc's f16 conversions).
   }];
+  let options = [
+    Option<"bf16Only", "bf16-only", "bool", /*default=*/"false",
+           "Retype only bf16 (f16 arithmetic may remain)">,
+  ];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 

@@ -188,14 +188,28 @@ struct KilnHostLegalizeFloatsPass
 } // namespace
 
 namespace {
-bool isHalf(Type t) { return t.isF16() || t.isBF16(); }
-
 struct KilnHostHalfAsI16Pass
     : kiln::impl::KilnHostHalfAsI16Base<KilnHostHalfAsI16Pass> {
+  using Base::Base;
+
+  bool isHalf(Type t) const { return t.isBF16() || (!bf16Only && t.isF16()); }
+  /// The i16 form of a half type or a vector of one; null otherwise.
+  Type asI16(Type t) const {
+    Type i16 = IntegerType::get(t.getContext(), 16);
+    if (isHalf(t))
+      return i16;
+    if (auto v = dyn_cast<VectorType>(t))
+      if (isHalf(v.getElementType()))
+        return v.clone(i16);
+    return Type();
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    Type i16 = IntegerType::get(&getContext(), 16);
-    auto retype = [&](Type t) { return isHalf(t) ? i16 : t; };
+    auto retype = [&](Type t) {
+      Type r = asI16(t);
+      return r ? r : t;
+    };
     bool failedOp = false;
     // Signatures first, so that calls and returns stay consistent.
     module.walk([&](LLVM::LLVMFuncOp fn) {
@@ -210,18 +224,26 @@ struct KilnHostHalfAsI16Pass
       for (Region &region : op->getRegions())
         for (Block &block : region)
           for (BlockArgument arg : block.getArguments())
-            if (isHalf(arg.getType()))
-              arg.setType(i16);
+            arg.setType(retype(arg.getType()));
       if (auto c = dyn_cast<LLVM::ConstantOp>(op)) {
-        auto f = dyn_cast<FloatAttr>(c.getValue());
-        if (f && isHalf(f.getType())) {
-          OpBuilder b(c);
-          auto bits = LLVM::ConstantOp::create(
-              b, c.getLoc(), i16,
-              b.getIntegerAttr(i16, f.getValue().bitcastToAPInt()));
-          c.replaceAllUsesWith(bits.getResult());
-          c.erase();
+        Type to = asI16(c.getType());
+        if (!to)
+          return;
+        Attribute bits;
+        if (auto f = dyn_cast<FloatAttr>(c.getValue()))
+          bits = IntegerAttr::get(to, f.getValue().bitcastToAPInt());
+        else if (auto d = dyn_cast<DenseFPElementsAttr>(c.getValue()))
+          bits = d.bitcast(IntegerType::get(&getContext(), 16));
+        if (!bits) {
+          op->emitError("f16/bf16 constant left after expansion");
+          failedOp = true;
+          return;
         }
+        OpBuilder b(c);
+        auto replacement = LLVM::ConstantOp::create(b, c.getLoc(), to,
+                                                    cast<TypedAttr>(bits));
+        c.replaceAllUsesWith(replacement.getResult());
+        c.erase();
         return;
       }
       if (auto cast = dyn_cast<LLVM::BitcastOp>(op)) {
@@ -236,15 +258,19 @@ struct KilnHostHalfAsI16Pass
         return;
       }
       for (Value r : op->getResults()) {
-        if (!isHalf(r.getType()))
+        Type to = asI16(r.getType());
+        if (!to)
           continue;
-        if (!isa<LLVM::LoadOp, LLVM::SelectOp, LLVM::CallOp, LLVM::ExtractValueOp,
-                 LLVM::UndefOp, LLVM::PoisonOp, LLVM::FreezeOp>(op)) {
-          op->emitError("f16/bf16 value left after expansion: ") << op->getName();
+        if (!isa<LLVM::LoadOp, LLVM::SelectOp, LLVM::CallOp,
+                 LLVM::ExtractValueOp, LLVM::UndefOp, LLVM::PoisonOp,
+                 LLVM::FreezeOp, LLVM::ZeroOp, LLVM::ShuffleVectorOp,
+                 LLVM::ExtractElementOp, LLVM::InsertElementOp>(op)) {
+          op->emitError("f16/bf16 value left after expansion: ")
+              << op->getName();
           failedOp = true;
           continue;
         }
-        r.setType(i16);
+        r.setType(to);
       }
     });
     if (failedOp)

@@ -411,8 +411,10 @@ struct ConvertKilnGPUToNVVMPass
                name != "floor" && name != "ceil" && name != "rsqrt";
       };
       populateMathF32ExpansionPatterns(patterns, needsExpansion);
-      // ceildiv, floordiv and friends as plain integer arithmetic.
-      arith::populateArithExpandOpsPatterns(patterns);
+      // ceildiv, floordiv and friends as plain integer arithmetic (and
+      // nothing else of arith-expand: maximumf/minimumf stay, for LLVM's
+      // maximum/minimum, which order -0 below +0).
+      arith::populateCeilFloorDivExpandOpsPatterns(patterns);
       populateMathPolynomialApproximationPatterns(patterns, needsExpansion);
       if (failed(applyPatternsGreedily(module, std::move(patterns))))
         return signalPassFailure();

@@ -13,9 +13,11 @@
 // thread only, the same one each time.
 //
 // Barriers go only where every thread of the program arrives: at the
-// function's top level or directly in a loop body. An access nested in an
-// `scf.if` (a thread-dependent branch, such as "only the owner of an
-// element writes it") counts as happening at the `scf.if`. A loop is walked
+// function's top level, directly in a loop body, or in a branch whose
+// condition is the same in every thread (a scalar computed from arguments,
+// program ids and loop counters). An access nested in a thread-dependent
+// `scf.if` (such as "only the owner of an element writes it") counts as
+// happening at the `scf.if`. A loop is walked
 // twice, so that accesses at the end of one iteration are seen by those at
 // the start of the next.
 //
@@ -162,6 +164,48 @@ private:
            s.read.overlaps(acc.asyncWrites);
   }
 
+  /// True when `v` may differ between the threads of a program: it
+  /// depends on a thread id, on another thread's data (shuffles, shared
+  /// memory, matrix instructions, atomics) or on per-thread registers
+  /// (vectors). Scalars computed from arguments, program ids, constants
+  /// and loop counters are the same in every thread.
+  bool isThreadDependent(Value v) {
+    auto it = dependent.find(v);
+    if (it != dependent.end())
+      return it->second;
+    dependent[v] = false; // cycles through loop-carried values
+    bool dep = false;
+    if (isa<VectorType>(v.getType())) {
+      dep = true;
+    } else if (auto arg = dyn_cast<BlockArgument>(v)) {
+      Operation *parent = arg.getOwner()->getParentOp();
+      if (auto forOp = dyn_cast<scf::ForOp>(parent)) {
+        if (arg == forOp.getInductionVar()) {
+          dep = isThreadDependent(forOp.getLowerBound()) ||
+                isThreadDependent(forOp.getStep());
+        } else {
+          unsigned k = arg.getArgNumber() - 1;
+          dep = isThreadDependent(forOp.getInitArgs()[k]) ||
+                isThreadDependent(
+                    forOp.getBody()->getTerminator()->getOperand(k));
+        }
+      } else {
+        dep = !isa<func::FuncOp>(parent);
+      }
+    } else {
+      Operation *def = v.getDefiningOp();
+      dep = def->getNumRegions() != 0 ||
+            isa<HwIdOp, ShuffleOp, SharedLoadOp, SharedLoadMatrixOp, MmaOp,
+                AtomicRMWOp, AtomicCASOp, GlobalLoadOp>(def) ||
+            llvm::any_of(def->getOperands(),
+                         [&](Value o) { return isThreadDependent(o); });
+    }
+    dependent[v] = dep;
+    return dep;
+  }
+
+  DenseMap<Value, bool> dependent;
+
   LogicalResult walkBlock(Block &block, State &state) {
     for (Operation &op : llvm::make_early_inc_range(block)) {
       if (isa<BarrierOp>(op)) {
@@ -175,6 +219,19 @@ private:
           if (failed(walkBlock(*forOp.getBody(), inLoop)))
             return failure();
         state.join(inLoop);
+        continue;
+      }
+      if (auto ifOp = dyn_cast<scf::IfOp>(op);
+          ifOp && !isThreadDependent(ifOp.getCondition())) {
+        // Every thread takes the same branch: barriers go inside it.
+        State thenState = state, elseState = state;
+        if (failed(walkBlock(ifOp.getThenRegion().front(), thenState)))
+          return failure();
+        if (!ifOp.getElseRegion().empty() &&
+            failed(walkBlock(ifOp.getElseRegion().front(), elseState)))
+          return failure();
+        thenState.join(elseState);
+        state = thenState;
         continue;
       }
       if (isa<AsyncWaitOp>(op)) {

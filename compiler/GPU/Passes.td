@@ -140,9 +140,11 @@ def TileGPUInsertBarriers : Pass<"tile-gpu-insert-barriers", "mlir::ModuleOp"> {
     starts (against earlier reads); its bytes count as written from the
     next `kiln_gpu.async_wait` on, and barriers do not affect copies in
     flight. Barriers are
-    placed only where every thread arrives (top level or loop bodies; an
-    access inside `scf.if` counts at the `scf.if`); loops are walked twice
-    so that one iteration's accesses guard the next one's.
+    placed only where every thread arrives (top level, loop bodies, and the
+    branches of an `scf.if` whose condition is the same in every thread; an
+    access inside a thread-dependent `scf.if` counts at the `scf.if`);
+    loops are walked twice so that one iteration's accesses guard the next
+    one's.
   }];
 }
 

@@ -93,9 +93,16 @@ struct DotPattern : ThreadPattern<kiln::DotOp> {
         auto bi = bTiles.find({k, mn.second});
         if (ai == aTiles.end() || bi == bTiles.end())
           return op.emitOpError("operand layouts do not cover the tile");
-        c = MmaOp::create(b, loc, c.getType(), instr->name,
-                          gather(adaptor.getA(), ai->second),
-                          gather(adaptor.getB(), bi->second), c);
+        Value a = gather(adaptor.getA(), ai->second);
+        Value bv = gather(adaptor.getB(), bi->second);
+        if (instr->tf32) {
+          // The instruction reads tf32 operands from f32 registers (the
+          // hardware ignores their low bits); kiln rounds to nearest even
+          // first, as the host and the FMA path do.
+          a = buildRoundToTF32(b, loc, a);
+          bv = buildRoundToTF32(b, loc, bv);
+        }
+        c = MmaOp::create(b, loc, c.getType(), instr->name, a, bv, c);
       }
       for (auto [j, r] : llvm::enumerate(cRegs))
         accRegs[r] = extractElement(b, loc, c, j);

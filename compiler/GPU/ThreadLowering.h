@@ -138,6 +138,21 @@ mlir::Value loadSharedTile(mlir::OpBuilder &b, mlir::Location loc,
                            const LinearLayout &l, mlir::VectorType type,
                            mlir::Attribute encoding);
 
+/// `vec` (held as `l` says) as computed by the owner of each element —
+/// what the other threads holding copies have is replaced by the owner's
+/// value, through a shared buffer. `vec` itself when no thread holds
+/// copies.
+mlir::Value broadcastFromOwners(mlir::OpBuilder &b, mlir::Location loc,
+                                const GPUTarget &target, mlir::Value vec,
+                                const LinearLayout &l);
+
+/// A scalar computed once per program: `compute` runs in thread 0 only
+/// (inside an scf.if), and every thread gets its result through shared
+/// memory. For side effects that must happen once (scalar atomics).
+mlir::Value broadcastFromThreadZero(
+    mlir::OpBuilder &b, mlir::Location loc,
+    llvm::function_ref<mlir::Value(mlir::OpBuilder &)> compute);
+
 /// How a load or store through a tile of pointers accesses memory:
 /// `vector` consecutive elements at once, `alignment` bytes aligned.
 struct AccessPlan {

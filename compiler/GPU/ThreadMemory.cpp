@@ -173,10 +173,13 @@ struct AtomicRMWPattern : ThreadPattern<kiln::AtomicRMWOp> {
     StringRef kind = kiln::stringifyAtomicRMWKind(op.getKind());
     auto ptrType = dyn_cast<RankedTensorType>(op.getPtr().getType());
     if (!ptrType) {
-      b.replaceOpWithNewOp<kiln::gpu::AtomicRMWOp>(op, adaptor.getVal().getType(),
-                                        b.getStringAttr(kind),
-                                        adaptor.getPtr(), adaptor.getVal(),
-                                        adaptor.getMask());
+      // A scalar atomic happens once per program, in thread 0; every
+      // thread gets the old value.
+      b.replaceOp(op, broadcastFromThreadZero(b, loc, [&](OpBuilder &bb) {
+        return kiln::gpu::AtomicRMWOp::create(
+            bb, loc, adaptor.getVal().getType(), bb.getStringAttr(kind),
+            adaptor.getPtr(), adaptor.getVal(), adaptor.getMask());
+      }));
       return success();
     }
     LinearLayout l = getLinearLayout(ptrType);
@@ -201,7 +204,10 @@ struct AtomicRMWPattern : ThreadPattern<kiln::AtomicRMWOp> {
           extractElement(b, loc, adaptor.getPtr(), r),
           extractElement(b, loc, adaptor.getVal(), r), mask));
     }
-    b.replaceOpWithNewOp<vector::FromElementsOp>(op, vt, results);
+    // Threads holding copies did not do the atomic: they take the old
+    // value from the owner.
+    Value old = vector::FromElementsOp::create(b, loc, vt, results);
+    b.replaceOp(op, broadcastFromOwners(b, loc, *c.target, old, l));
     return success();
   }
 };
@@ -214,9 +220,11 @@ struct AtomicCASPattern : ThreadPattern<kiln::AtomicCASOp> {
     Location loc = op.getLoc();
     auto ptrType = dyn_cast<RankedTensorType>(op.getPtr().getType());
     if (!ptrType) {
-      b.replaceOpWithNewOp<kiln::gpu::AtomicCASOp>(op, adaptor.getVal().getType(),
-                                        adaptor.getPtr(), adaptor.getCmp(),
-                                        adaptor.getVal());
+      b.replaceOp(op, broadcastFromThreadZero(b, loc, [&](OpBuilder &bb) {
+        return kiln::gpu::AtomicCASOp::create(
+            bb, loc, adaptor.getVal().getType(), adaptor.getPtr(),
+            adaptor.getCmp(), adaptor.getVal());
+      }));
       return success();
     }
     // Copies would swap twice: the GPU stage gives tiles of CAS targets a

@@ -199,4 +199,47 @@ Value loadSharedTile(OpBuilder &b, Location loc, const GPUTarget &target,
   return result;
 }
 
+Value broadcastFromOwners(OpBuilder &b, Location loc, const GPUTarget &target,
+                          Value vec, const LinearLayout &l) {
+  if (!ownerPredicate(b, loc, l))
+    return vec; // no thread holds copies
+  auto vt = cast<VectorType>(vec.getType());
+  SmallVector<int64_t, 3> shape;
+  for (const LinearLayout::OutDim &o : l.getOutDims())
+    shape.push_back(o.size);
+  SharedTile tile = getSharedTile(Value(), Value(), shape, vt.getElementType());
+  tile.buffer = allocShared(b, loc, l.getTotalOutSize() * tile.elemBytes,
+                            std::max<int64_t>(16, tile.elemBytes));
+  storeSharedTile(b, loc, target, tile, vec, l);
+  return loadSharedTile(b, loc, target, tile, l, vt, Attribute());
+}
+
+Value broadcastFromThreadZero(OpBuilder &b, Location loc,
+                              function_ref<Value(OpBuilder &)> compute) {
+  Value isFirst = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq, HwIdOp::create(b, loc, HwIdKind::thread),
+      i32Const(b, loc, 0));
+  auto ifOp = scf::IfOp::create(b, loc, isFirst, /*withElse=*/false);
+  Value buf;
+  Type type;
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Value v = compute(b);
+    type = v.getType();
+    int64_t bytes = getElementBytes(type);
+    {
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPoint(ifOp);
+      buf = allocShared(b, loc, std::max<int64_t>(bytes, 4), 16);
+    }
+    SharedStoreOp::create(b, loc, buf, i32Const(b, loc, 0),
+                          vector::BroadcastOp::create(
+                              b, loc, VectorType::get({1}, type), v));
+  }
+  Value read = SharedLoadOp::create(b, loc, VectorType::get({1}, type), buf,
+                                    i32Const(b, loc, 0));
+  return extractElement(b, loc, read, 0);
+}
+
 } // namespace kiln::gpu::threads

@@ -31,16 +31,49 @@ module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
 // goes before the scf.if, never inside it.
 // CHECK-LABEL: func.func @branch
 // CHECK: kiln_gpu.shared_store
-// CHECK-NEXT: kiln_gpu.barrier
+// CHECK: kiln_gpu.barrier
 // CHECK-NEXT: scf.if
 // CHECK-NOT: kiln_gpu.barrier
 // CHECK: }
 module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
-  func.func @branch(%off: i32, %p: i1, %v: vector<4xf32>) {
+  func.func @branch(%off: i32, %v: vector<4xf32>) {
     %a = kiln_gpu.shared_alloc size 1024 alignment 16 offset 0 : !kiln_gpu.shared
     kiln_gpu.shared_store %a[%off], %v : vector<4xf32>
+    %c0 = arith.constant 0 : i32
+    %lane = kiln_gpu.id lane
+    %p = arith.cmpi eq, %lane, %c0 : i32
     scf.if %p {
       %x = kiln_gpu.shared_load %a[%off] : vector<4xf32>
+    }
+    return
+  }
+}
+
+// -----
+
+// A branch every thread takes alike (its condition comes from arguments
+// and loop counters, not from thread ids or registers) gets barriers
+// inside: here a round trip through shared memory in the branch, as a
+// layout conversion in `if start_n + BLOCK_N > seq { ... }` makes.
+// CHECK-LABEL: func.func @uniform_branch
+// CHECK: scf.for
+// CHECK: scf.if
+// CHECK-NEXT: kiln_gpu.barrier
+// CHECK-NEXT: kiln_gpu.shared_store
+// CHECK-NEXT: kiln_gpu.barrier
+// CHECK-NEXT: kiln_gpu.shared_load
+module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
+  func.func @uniform_branch(%n: i32, %off: i32, %v: vector<4xf32>) {
+    %c0 = arith.constant 0 : i32
+    %c32 = arith.constant 32 : i32
+    %a = kiln_gpu.shared_alloc size 1024 alignment 16 offset 0 : !kiln_gpu.shared
+    scf.for %i = %c0 to %n step %c32 : i32 {
+      %end = arith.addi %i, %c32 : i32
+      %ragged = arith.cmpi sgt, %end, %n : i32
+      scf.if %ragged {
+        kiln_gpu.shared_store %a[%off], %v : vector<4xf32>
+        %x = kiln_gpu.shared_load %a[%off] : vector<4xf32>
+      }
     }
     return
   }
