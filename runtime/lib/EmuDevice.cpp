@@ -2,7 +2,9 @@
 //
 // Runs `emu:<arch>` images (kiln/emu_abi.h, docs/emulator.md): each program
 // of the grid runs on one worker of a thread pool as warps x warp size
-// fibers (ucontext), one per GPU thread, scheduled cooperatively: a thread
+// fibers, one per GPU thread (started with makecontext, then switched with
+// _setjmp/_longjmp, which save no signal mask: no system call per
+// switch), scheduled cooperatively: a thread
 // runs until it reaches a barrier or a warp-collective op (shuffle, matrix
 // load, matrix instruction), and those complete when every thread (or
 // every lane of the warp) has arrived. Memory is host memory (the host
@@ -16,6 +18,10 @@
 // that covers them.
 //
 //===----------------------------------------------------------------------===//
+
+// Fibers switch with _setjmp/_longjmp between their own stacks, which the
+// fortified longjmp would refuse.
+#undef _FORTIFY_SOURCE
 
 #include "EmuDevice.h"
 #include "HostDevice.h"
@@ -33,6 +39,9 @@
 #include <mutex>
 #include <thread>
 
+#include <csetjmp>
+
+#include <setjmp.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 
@@ -64,7 +73,10 @@ struct PendingCopy {
 struct EmuThread {
   KilnEmuThread Abi; ///< first: what the generated code reads
   EmuProgram *Program = nullptr;
-  ucontext_t Context;
+  ucontext_t Context; ///< the fiber's first start
+  jmp_buf Start;      ///< where a program's thread begins
+  jmp_buf Jump;       ///< where it resumes
+  bool Started = false;
   void *Stack = nullptr;
   Status State = Status::Done;
   const char *Where = nullptr; ///< where it waits
@@ -79,6 +91,9 @@ struct EmuThread {
   // Asynchronous copies: committed groups (oldest first) and the open one.
   std::deque<std::vector<PendingCopy>> Groups;
   std::vector<PendingCopy> Open;
+  /// The last line it printed (a failed assertion prints its message
+  /// before it traps).
+  std::string LastPrint;
 };
 
 /// What the race check remembers of one byte of shared memory.
@@ -124,12 +139,22 @@ extern const KilnEmuOps kOps;
 struct EmuProgram {
   EmuLaunch *Launch = nullptr;
   std::vector<EmuThread> T;
-  ucontext_t Scheduler;
+  ucontext_t Scheduler; ///< uc_link of the threads (never reached)
+  jmp_buf SchedulerJump;
   std::vector<uint8_t> Shared;
   std::vector<Shadow> ShadowMem;
   uint32_t Epoch = 1;
   int32_t BarrierArrived = 0;
-  std::vector<int32_t> WarpArrived;
+  const char *BarrierWhere = nullptr; ///< where the first arrival waits
+  int32_t Done = 0;                   ///< threads that have exited
+  /// Per warp: lanes arrived at its collective op, which op and where,
+  /// and lanes that have exited.
+  struct WarpState {
+    int32_t Arrived = 0, Done = 0;
+    WarpOp Op = WarpOp::None;
+    const char *Where = nullptr;
+  };
+  std::vector<WarpState> Warps;
   bool Failed = false;
   int32_t Id[3] = {0, 0, 0};
 
@@ -160,11 +185,25 @@ struct EmuProgram {
     Failed = true;
     Launch->fail(C, Msg + " (in " + program() + ")");
     Th.State = Status::Stopped;
-    swapcontext(&Th.Context, &Scheduler);
-    __builtin_unreachable();
+    _longjmp(SchedulerJump, 1);
   }
 
-  void yield(EmuThread &Th) { swapcontext(&Th.Context, &Scheduler); }
+  /// Back to the scheduler until it resumes this thread.
+  void yield(EmuThread &Th) {
+    if (_setjmp(Th.Jump) == 0)
+      _longjmp(SchedulerJump, 1);
+  }
+
+  /// Runs `Th` until it yields, ends or fails.
+  void resume(EmuThread &Th) {
+    if (_setjmp(SchedulerJump) != 0)
+      return;
+    if (!Th.Started) {
+      Th.Started = true;
+      _longjmp(Th.Start, 1);
+    }
+    _longjmp(Th.Jump, 1);
+  }
 
   bool prepare(EmuLaunch &L) {
     Launch = &L;
@@ -182,19 +221,41 @@ struct EmuProgram {
     }
     Shared.assign(size_t(L.SharedBytes), 0);
     ShadowMem.assign(size_t(L.SharedBytes), Shadow());
-    WarpArrived.assign(size_t((L.Threads + L.WarpSize - 1) / L.WarpSize), 0);
+    Warps.assign(size_t((L.Threads + L.WarpSize - 1) / L.WarpSize),
+                 WarpState());
+    // Each fiber starts once per launch and records where a program's
+    // thread begins (threadMain); programs restart it from there.
+    for (size_t I = 0; I < N; ++I) {
+      EmuThread &Th = T[I];
+      Th.Program = this;
+      getcontext(&Th.Context);
+      Th.Context.uc_stack.ss_sp = Th.Stack;
+      Th.Context.uc_stack.ss_size = kFiberStackBytes;
+      Th.Context.uc_link = &Scheduler;
+      uintptr_t Self = uintptr_t(&Th);
+      makecontext(&Th.Context, reinterpret_cast<void (*)()>(&threadMain), 2,
+                  int(uint32_t(Self)), int(uint32_t(Self >> 32)));
+      if (_setjmp(SchedulerJump) == 0)
+        setcontext(&Th.Context);
+    }
     return true;
   }
 
   static void threadMain(int Lo, int Hi) {
-    auto *Th = reinterpret_cast<EmuThread *>(
+    EmuThread *volatile Th = reinterpret_cast<EmuThread *>(
         (uintptr_t(uint32_t(Hi)) << 32) | uintptr_t(uint32_t(Lo)));
+    // The first entry only records the start; each program's thread
+    // begins here.
+    if (_setjmp(Th->Start) == 0)
+      _longjmp(Th->Program->SchedulerJump, 1);
     EmuProgram &P = *Th->Program;
     P.Launch->Entry(P.Launch->Args, &Th->Abi);
     // Copies still in flight land when the thread ends.
     P.completeCopies(*Th, 0);
     Th->State = Status::Done;
-    // Returning resumes uc_link, the scheduler.
+    ++P.Done;
+    ++P.Warps[size_t(Th->Abi.warp)].Done;
+    _longjmp(P.SchedulerJump, 1);
   }
 
   /// Runs one program to the end; false when it failed.
@@ -206,7 +267,8 @@ struct EmuProgram {
     Id[2] = int32_t(Index / (X * Y));
     std::fill(Shared.begin(), Shared.end(), 0);
     std::fill(ShadowMem.begin(), ShadowMem.end(), Shadow());
-    std::fill(WarpArrived.begin(), WarpArrived.end(), 0);
+    std::fill(Warps.begin(), Warps.end(), WarpState());
+    Done = 0;
     Epoch = 1;
     BarrierArrived = 0;
     Failed = false;
@@ -224,16 +286,11 @@ struct EmuProgram {
       Th.Abi.num_programs[2] = int32_t(L.Grid.Z);
       Th.Abi.reserved = 0;
       Th.State = Status::Runnable;
+      Th.Started = false;
       Th.Op = WarpOp::None;
       Th.Groups.clear();
       Th.Open.clear();
-      getcontext(&Th.Context);
-      Th.Context.uc_stack.ss_sp = Th.Stack;
-      Th.Context.uc_stack.ss_size = kFiberStackBytes;
-      Th.Context.uc_link = &Scheduler;
-      uintptr_t Self = uintptr_t(&Th);
-      makecontext(&Th.Context, reinterpret_cast<void (*)()>(&threadMain), 2,
-                  int(uint32_t(Self)), int(uint32_t(Self >> 32)));
+      Th.LastPrint.clear();
     }
     for (;;) {
       bool Ran = false;
@@ -242,7 +299,7 @@ struct EmuProgram {
         if (Th.State != Status::Runnable)
           continue;
         Ran = true;
-        swapcontext(&Scheduler, &Th.Context);
+        resume(Th);
         if (Failed)
           return false;
         if (L.Stop.load(std::memory_order_relaxed))
@@ -366,22 +423,33 @@ struct EmuProgram {
   // Barriers and warp-collective ops
   //===--------------------------------------------------------------------===//
 
+  static bool sameWhere(const char *A, const char *B) {
+    return A == B || std::strcmp(A ? A : "", B ? B : "") == 0;
+  }
+
+  /// The first thread that has exited, or -1.
+  int32_t firstDone(int32_t Begin, int32_t End) const {
+    for (int32_t I = Begin; I < End; ++I)
+      if (T[size_t(I)].State == Status::Done)
+        return I;
+    return -1;
+  }
+
   void barrier(EmuThread &Th, const char *Where) {
     EmuLaunch &L = *Launch;
     Th.State = Status::AtBarrier;
     Th.Where = Where;
-    for (int32_t I = 0; I < L.Threads; ++I) {
-      const EmuThread &O = T[size_t(I)];
-      if (O.State == Status::Done)
-        fail(Th, ErrorCode::KernelTrapped,
-             "barrier not reached by every thread: " + thread(Th.Abi.thread) +
-                 " waits" + at(Where) + ", " + thread(I) + " has exited");
-      if (O.State == Status::AtBarrier && O.Where != Where &&
-          std::strcmp(O.Where ? O.Where : "", Where ? Where : "") != 0)
-        fail(Th, ErrorCode::KernelTrapped,
-             "threads wait at different barriers: " + thread(Th.Abi.thread) +
-                 at(Where) + ", " + thread(I) + at(O.Where));
-    }
+    if (Done)
+      fail(Th, ErrorCode::KernelTrapped,
+           "barrier not reached by every thread: " + thread(Th.Abi.thread) +
+               " waits" + at(Where) + ", " +
+               thread(firstDone(0, L.Threads)) + " has exited");
+    if (BarrierArrived == 0)
+      BarrierWhere = Where;
+    else if (!sameWhere(BarrierWhere, Where))
+      fail(Th, ErrorCode::KernelTrapped,
+           "threads wait at different barriers: " + thread(Th.Abi.thread) +
+               at(Where) + ", others" + at(BarrierWhere));
     if (++BarrierArrived < L.Threads) {
       yield(Th);
       return;
@@ -401,26 +469,27 @@ struct EmuProgram {
     Th.Where = Where;
     int32_t Warp = Th.Abi.warp, W = L.WarpSize;
     EmuThread *Lanes = &T[size_t(Warp * W)];
-    for (int32_t Lane = 0; Lane < W; ++Lane) {
-      const EmuThread &O = Lanes[Lane];
-      if (O.State == Status::Done)
-        fail(Th, ErrorCode::KernelTrapped,
-             "lanes of warp " + std::to_string(Warp) +
-                 " diverge: " + thread(Th.Abi.thread) + " waits for the warp" +
-                 at(Where) + ", " + thread(O.Abi.thread) + " has exited");
-      if (O.State == Status::AtWarpOp &&
-          (O.Op != Op || std::strcmp(O.Where ? O.Where : "",
-                                     Where ? Where : "") != 0))
-        fail(Th, ErrorCode::KernelTrapped,
-             "lanes of warp " + std::to_string(Warp) + " diverge: " +
-                 thread(Th.Abi.thread) + at(Where) + ", " +
-                 thread(O.Abi.thread) + at(O.Where));
+    WarpState &WS = Warps[size_t(Warp)];
+    if (WS.Done)
+      fail(Th, ErrorCode::KernelTrapped,
+           "lanes of warp " + std::to_string(Warp) + " diverge: " +
+               thread(Th.Abi.thread) + " waits for the warp" + at(Where) +
+               ", " + thread(firstDone(Warp * W, Warp * W + W)) +
+               " has exited");
+    if (WS.Arrived == 0) {
+      WS.Op = Op;
+      WS.Where = Where;
+    } else if (WS.Op != Op || !sameWhere(WS.Where, Where)) {
+      fail(Th, ErrorCode::KernelTrapped,
+           "lanes of warp " + std::to_string(Warp) + " diverge: " +
+               thread(Th.Abi.thread) + at(Where) + ", other lanes" +
+               at(WS.Where));
     }
-    if (++WarpArrived[size_t(Warp)] < W) {
+    if (++WS.Arrived < W) {
       yield(Th);
       return;
     }
-    WarpArrived[size_t(Warp)] = 0;
+    WS.Arrived = 0;
     switch (Op) {
     case WarpOp::Shuffle:
       shuffle(Lanes, W);
@@ -570,8 +639,10 @@ void cbPrintf(KilnEmuThread *T, const char *Format, const void *Args);
 void cbTrap(KilnEmuThread *T, const char *Where) {
   EmuThread &Th = self(T);
   Th.Program->fail(Th, ErrorCode::KernelTrapped,
-                   "kernel trapped" + EmuProgram::at(Where) + " in " +
-                       Th.Program->thread(Th.Abi.thread));
+                   "kernel trapped" +
+                       (Th.LastPrint.empty() ? EmuProgram::at(Where)
+                                             : ": " + Th.LastPrint) +
+                       " in " + Th.Program->thread(Th.Abi.thread));
 }
 
 int32_t cbCheck(KilnEmuThread *T, const void *Address, int64_t Bytes,
@@ -767,6 +838,7 @@ void cbPrintf(KilnEmuThread *T, const char *Format, const void *Args) {
   if (!Text.empty() && Text.back() == '\n')
     Text.pop_back();
   Th.Program->Launch->Device->emitPrint(Text);
+  Th.LastPrint = std::move(Text);
 }
 
 int32_t cbCheck(KilnEmuThread *T, const void *Address, int64_t Bytes,

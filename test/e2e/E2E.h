@@ -83,9 +83,16 @@ inline std::string bundlePath(const std::string &Bundle) {
 /// The device every test runs on, opened once by main (E2EMain.cpp).
 std::optional<rt::Device> &testDevice();
 
-/// True when the test device is a GPU.
+/// True when the test device is a GPU or the emulator of one (the GPU
+/// stage's code runs).
 inline bool onGpu() {
   return testDevice() && testDevice()->kind() != rt::DeviceKind::Host;
+}
+
+/// True when the test device is a real GPU (the emulator is not: a trap
+/// does not poison it, and its errors carry the assertion's text).
+inline bool onRealGpu() {
+  return onGpu() && testDevice()->kind() != rt::DeviceKind::Emulator;
 }
 
 /// Why test `Suite.Name` does not run on a GPU, or "". Tests whose name
