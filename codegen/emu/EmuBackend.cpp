@@ -17,6 +17,7 @@
 #include "codegen/host/HostBackend.h"
 #include "compiler/GPU/IR/KilnGPUDialect.h"
 #include "compiler/GPU/Passes.h"
+#include "compiler/GPU/StageUtils.h"
 #include "compiler/GPU/TargetDesc.h"
 #include "compiler/Target/TargetBackend.h"
 
@@ -97,6 +98,42 @@ public:
     obj.requiresJson =
         nlohmann::json{{"emu", target->arch}, {"cpu", so->cpu}}.dump();
     return obj;
+  }
+
+  /// The image of the variant, then the fast path's (pointers assumed
+  /// 16-byte aligned, integers multiples of 16, as the GPU backends do),
+  /// unless the GPU stage makes the same per-thread code of both.
+  llvm::Expected<std::vector<kiln::CodeObject>>
+  compileImages(ModuleOp variant, llvm::StringRef arch,
+                llvm::StringRef entry) override {
+    std::vector<kiln::CodeObject> images;
+    llvm::Expected<kiln::CodeObject> generic = compile(variant, arch, entry);
+    if (!generic)
+      return generic.takeError();
+    images.push_back(std::move(*generic));
+    OwningOpRef<ModuleOp> fast(cast<ModuleOp>(variant->clone()));
+    std::string assumes = kiln::gpu::addFastPathAssumptions(*fast);
+    if (assumes.empty())
+      return images;
+    std::string fastEntry = (entry + "_a16").str();
+    llvm::Expected<std::string> a = emitStage(variant, arch, entry, "gpu");
+    llvm::Expected<std::string> b = emitStage(*fast, arch, fastEntry, "gpu");
+    if (!a)
+      return a.takeError();
+    if (!b)
+      return b.takeError();
+    std::string renamed = *b;
+    for (size_t pos = 0;
+         (pos = renamed.find(fastEntry, pos)) != std::string::npos;)
+      renamed.replace(pos, fastEntry.size(), entry.str());
+    if (renamed == *a)
+      return images;
+    llvm::Expected<kiln::CodeObject> fastImage = compile(*fast, arch, fastEntry);
+    if (!fastImage)
+      return fastImage.takeError();
+    fastImage->assumesJson = assumes;
+    images.push_back(std::move(*fastImage));
+    return images;
   }
 
   std::vector<std::string> getStages() const override {

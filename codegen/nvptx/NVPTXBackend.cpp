@@ -13,6 +13,7 @@
 #include "codegen/nvptx/NVPTXTargets.h"
 #include "compiler/Dialect/KilnDialect.h"
 #include "compiler/GPU/IR/KilnGPUDialect.h"
+#include "compiler/GPU/StageUtils.h"
 #include "compiler/GPU/TargetDesc.h"
 #include "compiler/Target/LLVMPipeline.h"
 #include "compiler/Target/TargetBackend.h"
@@ -127,7 +128,7 @@ public:
     if (!objects)
       return objects.takeError();
     OwningOpRef<ModuleOp> fast(cast<ModuleOp>(variant->clone()));
-    std::string assumes = addFastPathAssumptions(*fast);
+    std::string assumes = kiln::gpu::addFastPathAssumptions(*fast);
     if (assumes.empty())
       return objects;
     std::string fastEntry = (entry + "_a16").str();
@@ -195,41 +196,6 @@ public:
   }
 
 private:
-  /// Marks the kernel's unannotated pointer parameters `kiln.align = 16`
-  /// and integer parameters (32 and 64 bits) `kiln.div = 16`; returns the
-  /// `assumes` JSON naming them, or "" when every parameter has a promise.
-  static std::string addFastPathAssumptions(ModuleOp module) {
-    nlohmann::json align = nlohmann::json::array(),
-                   div = nlohmann::json::array();
-    module.walk([&](func::FuncOp fn) {
-      if (!fn->hasAttr("kiln.kernel"))
-        return;
-      Builder b(fn.getContext());
-      for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
-        auto name = fn.getArgAttrOfType<StringAttr>(i, "kiln.name");
-        if (!name)
-          continue;
-        Type t = fn.getArgumentTypes()[i];
-        if (isa<kiln::PointerType>(t) && !fn.getArgAttr(i, "kiln.align")) {
-          fn.setArgAttr(i, "kiln.align", b.getI64IntegerAttr(16));
-          align.push_back(name.getValue().str());
-        } else if (t.isSignlessInteger() && t.getIntOrFloatBitWidth() >= 32 &&
-                   !fn.getArgAttr(i, "kiln.div")) {
-          fn.setArgAttr(i, "kiln.div", b.getI64IntegerAttr(16));
-          div.push_back(name.getValue().str());
-        }
-      }
-    });
-    if (align.empty() && div.empty())
-      return "";
-    nlohmann::json j = nlohmann::json::object();
-    if (!align.empty())
-      j["align16"] = align;
-    if (!div.empty())
-      j["div16"] = div;
-    return j.dump();
-  }
-
   /// A variant after the MLIR pipeline: the per-thread form (`gpuOnly`)
   /// or the LLVM dialect, with what the stage decided.
   struct Lowered {

@@ -14,6 +14,9 @@
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <cstdlib>
+#include "llvm/Support/JSON.h"
+
 using namespace mlir;
 using namespace kiln::gpu;
 
@@ -92,4 +95,56 @@ void kiln::gpu::buildGPUStagePipeline(OpPassManager &pm, StringRef arch) {
   allocate.recordOnly = true;
   pm.addPass(createTileGPUAllocateShared(allocate));
   pm.addPass(createTileGPUInsertBarriers());
+}
+
+std::string kiln::gpu::addFastPathAssumptions(ModuleOp module) {
+  llvm::json::Array align, div;
+  module.walk([&](func::FuncOp fn) {
+    if (!fn->hasAttr("kiln.kernel"))
+      return;
+    Builder b(fn.getContext());
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+      auto name = fn.getArgAttrOfType<StringAttr>(i, "kiln.name");
+      if (!name)
+        continue;
+      Type t = fn.getArgumentTypes()[i];
+      if (isa<kiln::PointerType>(t) && !fn.getArgAttr(i, "kiln.align")) {
+        fn.setArgAttr(i, "kiln.align", b.getI64IntegerAttr(16));
+        align.push_back(name.getValue().str());
+      } else if (t.isSignlessInteger() && t.getIntOrFloatBitWidth() >= 32 &&
+                 !fn.getArgAttr(i, "kiln.div")) {
+        fn.setArgAttr(i, "kiln.div", b.getI64IntegerAttr(16));
+        div.push_back(name.getValue().str());
+      }
+    }
+  });
+  if (align.empty() && div.empty())
+    return "";
+  llvm::json::Object j;
+  if (!align.empty())
+    j["align16"] = std::move(align);
+  if (!div.empty())
+    j["div16"] = std::move(div);
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << llvm::json::Value(std::move(j));
+  return out;
+}
+
+std::optional<int> kiln::gpu::getTestFault(StringRef name) {
+  const char *env = std::getenv("KILN_TEST_FAULT");
+  if (!env)
+    return std::nullopt;
+  SmallVector<StringRef> faults;
+  StringRef(env).split(faults, ',', -1, false);
+  for (StringRef f : faults) {
+    auto [key, value] = f.split('=');
+    if (key.trim() != name)
+      continue;
+    int n = 0;
+    if (value.trim().getAsInteger(10, n))
+      n = 0;
+    return n;
+  }
+  return std::nullopt;
 }

@@ -5,6 +5,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <optional>
+#include <string>
+
 namespace kiln::gpu {
 
 struct GPUTarget;
@@ -30,6 +33,22 @@ mlir::FailureOr<StageConfig> getStageConfig(mlir::ModuleOp module,
 /// assignment pushes layouts through them; conversion removal recomputes
 /// them.
 bool computesInAnyLayout(mlir::Operation *op);
+
+/// The fast path of a variant (docs/codegen-gpu.md): marks the kernel's
+/// pointer parameters without `@align` `kiln.align = 16` and its integer
+/// parameters (32 and 64 bits) without `@div` `kiln.div = 16`, as Triton
+/// specializes at launch. Returns the image's `assumes` JSON naming them
+/// ({"align16": [...], "div16": [...]}), or "" when every parameter has a
+/// promise (no fast path).
+std::string addFastPathAssumptions(mlir::ModuleOp module);
+
+/// For Kiln's own negative tests of the emulator (docs/emulator.md): the
+/// value of fault `name` in $KILN_TEST_FAULT ("drop-barrier=0",
+/// "swap-mma-lanes"; comma-separated), or nullopt. A fault makes the GPU
+/// stage miscompile on purpose: drop-barrier=N leaves out the Nth barrier
+/// that tile-gpu-insert-barriers would insert; swap-mma-lanes exchanges
+/// lanes 0 and 1's A registers before each matrix instruction.
+std::optional<int> getTestFault(llvm::StringRef name);
 
 /// Bytes of one element of `type` (i1 counts as one byte; pointers 8).
 int64_t getElementBytes(mlir::Type type);

@@ -95,6 +95,11 @@ struct DotPattern : ThreadPattern<kiln::DotOp> {
           return op.emitOpError("operand layouts do not cover the tile");
         Value a = gather(adaptor.getA(), ai->second);
         Value bv = gather(adaptor.getB(), bi->second);
+        if (getTestFault("swap-mma-lanes")) {
+          // Test fault (docs/emulator.md): lanes 0 and 1 exchange their A
+          // registers, as a wrong operand layout would.
+          a = swapLanes01(b, loc, a);
+        }
         if (instr->tf32) {
           // The instruction reads tf32 operands from f32 registers (the
           // hardware ignores their low bits); kiln rounds to nearest even
@@ -109,6 +114,24 @@ struct DotPattern : ThreadPattern<kiln::DotOp> {
     }
     b.replaceOpWithNewOp<vector::FromElementsOp>(op, accType, accRegs);
     return success();
+  }
+
+  /// Each register of lane 0 and lane 1 taken from the other one.
+  static Value swapLanes01(ConversionPatternRewriter &b, Location loc,
+                           Value vec) {
+    Value lane = HwIdOp::create(b, loc, HwIdKind::lane);
+    Value low = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lane,
+                                      i32Const(b, loc, 2));
+    Value src = arith::SelectOp::create(
+        b, loc, low,
+        arith::XOrIOp::create(b, loc, lane, i32Const(b, loc, 1)), lane);
+    auto vt = cast<VectorType>(vec.getType());
+    SmallVector<Value> regs;
+    for (int64_t r = 0; r < vt.getNumElements(); ++r)
+      regs.push_back(ShuffleOp::create(b, loc, vt.getElementType(),
+                                       ShuffleKind::idx,
+                                       extractElement(b, loc, vec, r), src));
+    return vector::FromElementsOp::create(b, loc, vt, regs);
   }
 
   /// Scalar FMAs: each accumulator register adds the products over K of

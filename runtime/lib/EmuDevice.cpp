@@ -101,7 +101,8 @@ struct Shadow {
   int32_t Writer = -1;
   uint32_t WriteEpoch = 0;
   const char *WriteWhere = nullptr;
-  int32_t Reader = -1; ///< -2: several threads
+  int32_t Reader = -1;    ///< the first reader in ReadEpoch
+  bool OthersRead = false; ///< threads besides Reader read it too
   uint32_t ReadEpoch = 0;
   const char *ReadWhere = nullptr;
   bool Written = false;
@@ -155,6 +156,23 @@ struct EmuProgram {
     const char *Where = nullptr;
   };
   std::vector<WarpState> Warps;
+  /// Reads of bytes nothing had written, checked at the next barrier.
+  struct UnwrittenRead {
+    int32_t Byte, Thread;
+    const char *Where;
+  };
+  std::vector<UnwrittenRead> Unwritten;
+
+  /// The first read of bytes still unwritten, as a message; "" if none.
+  std::string unwrittenReads() {
+    for (const UnwrittenRead &R : Unwritten)
+      if (!ShadowMem[size_t(R.Byte)].Written)
+        return "read of shared memory nothing wrote: byte " +
+               std::to_string(R.Byte) + " by " + thread(R.Thread) +
+               at(R.Where);
+    Unwritten.clear();
+    return "";
+  }
   bool Failed = false;
   int32_t Id[3] = {0, 0, 0};
 
@@ -170,7 +188,7 @@ struct EmuProgram {
   }
   std::string thread(int32_t I) const {
     if (I < 0)
-      return "several threads";
+      return "another thread";
     int32_t W = Launch->WarpSize;
     return "thread " + std::to_string(I) + " (warp " + std::to_string(I / W) +
            ", lane " + std::to_string(I % W) + ")";
@@ -271,6 +289,7 @@ struct EmuProgram {
     Done = 0;
     Epoch = 1;
     BarrierArrived = 0;
+    Unwritten.clear();
     Failed = false;
     for (int32_t I = 0; I < L.Threads; ++I) {
       EmuThread &Th = T[size_t(I)];
@@ -309,8 +328,13 @@ struct EmuProgram {
                                  [](const EmuThread &Th) {
                                    return Th.State == Status::Done;
                                  });
-      if (AllDone)
+      if (AllDone) {
+        if (std::string Why = unwrittenReads(); !Why.empty()) {
+          L.fail(ErrorCode::KernelTrapped, Why + " (in " + program() + ")");
+          return false;
+        }
         return true;
+      }
       if (!Ran) {
         L.fail(ErrorCode::KernelTrapped, deadlock() + " (in " + program() + ")");
         return false;
@@ -366,23 +390,27 @@ struct EmuProgram {
       if (IsWrite) {
         if (S.WriteEpoch == Epoch && S.Writer != Me)
           race(Th, B, "writes", Where, S.Writer, "wrote", S.WriteWhere);
-        if (S.ReadEpoch == Epoch && S.Reader != Me)
-          race(Th, B, "writes", Where, S.Reader, "read", S.ReadWhere);
+        if (S.ReadEpoch == Epoch && (S.Reader != Me || S.OthersRead))
+          race(Th, B, "writes", Where, S.Reader != Me ? S.Reader : -1, "read",
+               S.ReadWhere);
         S.Writer = Me;
         S.WriteEpoch = Epoch;
         S.WriteWhere = Where;
         S.Written = true;
       } else {
+        // A read of bytes nothing wrote yet: a write by another thread
+        // later in this epoch is a race (reported there); if none comes
+        // before the next barrier, nothing ever wrote them.
         if (!S.Written)
-          fail(Th, ErrorCode::KernelTrapped,
-               "read of shared memory nothing wrote: byte " +
-                   std::to_string(B) + " by " + thread(Me) + at(Where));
+          Unwritten.push_back({B, Me, Where});
         if (S.WriteEpoch == Epoch && S.Writer != Me)
           race(Th, B, "reads", Where, S.Writer, "wrote", S.WriteWhere);
-        if (S.ReadEpoch == Epoch && S.Reader != Me)
-          S.Reader = -2;
-        else
+        if (S.ReadEpoch != Epoch) {
           S.Reader = Me;
+          S.OthersRead = false;
+        } else if (S.Reader != Me) {
+          S.OthersRead = true;
+        }
         S.ReadEpoch = Epoch;
         S.ReadWhere = Where;
       }
@@ -455,6 +483,8 @@ struct EmuProgram {
       return;
     }
     BarrierArrived = 0;
+    if (std::string Why = unwrittenReads(); !Why.empty())
+      fail(Th, ErrorCode::KernelTrapped, Why);
     ++Epoch;
     for (int32_t I = 0; I < L.Threads; ++I)
       T[size_t(I)].State = Status::Runnable;

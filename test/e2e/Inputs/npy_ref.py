@@ -94,6 +94,9 @@ def stays_nan(what, v):
 N_VEC = 1025
 ROWS, COLS = 3, 200
 M, N, K = 40, 70, 50
+# The "_a16" matmul cases use multiples of 16 (the GPU fast-path images,
+# software-pipelined): same leading dimensions.
+M16, N16, K16 = 48, 64, 48
 LDA, LDB, LDC = 56, 72, 72
 LN_ROWS, LN_COLS, LN_STRIDE, LN_EPS = 3, 200, 208, 1e-5   # layer_norm (eps=1e-5 on the RUN line)
 RR_ROWS, RR_COLS, RR_STRIDE = 5, 1300, 1304              # row_sum, row_max
@@ -108,9 +111,17 @@ EM_VOCAB, EM_DIM, EM_LDT, EM_LDO = 20, 100, 104, 110     # embedding
 EM_IDS = [3, -1, 19, 0, 3, 7, -1]
 
 
+def matmul_dims(case):
+    """The case without its "_a16" suffix, and its M, N, K."""
+    if case.endswith("_a16"):
+        return case[:-4], M16, N16, K16
+    return case, M, N, K
+
+
 def gen(case, d, nonneg=False):
     rng = random.Random(int.from_bytes(os.urandom(8), "little"))
     nan = float("nan")
+    case, M, N, K = matmul_dims(case)
     if case == "vector_add":
         write_npy(os.path.join(d, "x.npy"), "<f4", (N_VEC,), rand_f32(rng, N_VEC, -100, 100))
         write_npy(os.path.join(d, "y.npy"), "<f4", (N_VEC,), rand_f32(rng, N_VEC, -100, 100))
@@ -181,6 +192,7 @@ def gen(case, d, nonneg=False):
 
 
 def check(case, d):
+    case, M, N, K = matmul_dims(case)
     inp = lambda name: read_npy(os.path.join(d, name + ".npy"))[2]
     out = lambda name: read_npy(os.path.join(d, "out", name + ".npy"))[2]
     results = []  # (what, got, ref, tol, floor)
