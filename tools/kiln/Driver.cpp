@@ -18,6 +18,7 @@
 #include "compiler/Bundle/KernelMetadata.h"
 #include "compiler/Dialect/KilnDialect.h"
 #include "compiler/MLIRGen/MLIRGen.h"
+#include "compiler/GPU/TargetDesc.h"
 #include "compiler/Target/TargetBackend.h"
 #include "compiler/Transforms/Passes.h"
 #include "dsl/ASTPrinter.h"
@@ -351,6 +352,25 @@ int writeBinaryOutput(const Options &opts, llvm::StringRef bytes) {
 /// An arch that no registered backend handles: a known target whose
 /// backend this build lacks, or an unknown one.
 int unavailableTarget(llvm::StringRef name) {
+  if (name.starts_with("emu:")) {
+    // The emulator runs the archs the GPU backends describe.
+    bool haveEmu = llvm::any_of(getRegisteredBackends(), [](TargetBackend *b) {
+      return b->getName() == "emu";
+    });
+    if (!haveEmu)
+      return userError("target '" + name +
+                       "' needs the emu backend, which this build of kiln "
+                       "does not include");
+    std::vector<std::string> emulated;
+    for (const std::string &arch : gpu::getGPUTargetNames())
+      emulated.push_back("emu:" + arch);
+    std::string sug = dsl::suggestName(name.str(), emulated);
+    return usageError("target '" + name + "' emulates '" + name.drop_front(4) +
+                      "', which no GPU backend of this build describes "
+                      "(emulated targets: " + llvm::join(emulated, ", ") +
+                      ")" + (sug.empty() ? "" : "; did you mean '" + sug +
+                                                    "'?"));
+  }
   std::vector<std::string> known;
   for (const KnownTarget &k : kKnownTargets) {
     known.push_back(k.arch);
@@ -804,6 +824,7 @@ int runRun(llvm::ArrayRef<const char *> args) {
   Options opts;
   opts.emit = "bundle";
   std::vector<std::string> runArgs{"kiln run"};
+  std::string emuTarget;
   for (size_t i = 0; i < args.size(); ++i) {
     llvm::StringRef a = args[i];
     auto takeValue = [&](llvm::StringRef flag) -> std::optional<std::string> {
@@ -835,7 +856,15 @@ int runRun(llvm::ArrayRef<const char *> args) {
       opts.kernels = {*v};
       runArgs.push_back("--kernel");
       runArgs.push_back(*v);
-    } else if ((a == "--device" || a == "--config" || a == "--out-dir" ||
+    } else if ((a == "--device" || a.starts_with("--device=")) &&
+               (a != "--device" || i + 1 < args.size())) {
+      // An emulated GPU runs images compiled for it (emu:<arch>).
+      std::string device = *takeValue("--device");
+      if (llvm::StringRef(device).starts_with("emu:"))
+        emuTarget = device;
+      runArgs.push_back("--device");
+      runArgs.push_back(device);
+    } else if ((a == "--config" || a == "--out-dir" ||
                 a == "--flops" || a == "--peak-tflops") &&
                i + 1 < args.size()) {
       // kiln-run's options that take a value: the value is never the input.
@@ -851,9 +880,12 @@ int runRun(llvm::ArrayRef<const char *> args) {
     return usageError("kiln run: no .tile file given");
   if (opts.kernels.empty())
     return usageError("kiln run: no kernel given: use --kernel NAME");
-  // The host only, so the bundle always has the host images that --check's
-  // reference run needs (with --check, both runs are on the host).
+  // The host, so the bundle always has the host images that --check's
+  // reference run needs (with --check on the host, both runs are on the
+  // host), and the emulated GPU that --device emu:<arch> names.
   opts.targets = {std::string(kHostTarget)};
+  if (!emuTarget.empty())
+    opts.targets.push_back(emuTarget);
   std::string bundleBytes;
   opts.bundleSink = &bundleBytes;
   if (int rc = runCompile(opts))

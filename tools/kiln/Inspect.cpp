@@ -108,6 +108,11 @@ void printText(const bundle::BundleFile &file, llvm::raw_ostream &os) {
            << imageKindName(image.imageKind);
         if (image.offloadKind)
           os << " (" << offloadKindName(image.offloadKind) << ")";
+        // Emulated GPU images (docs/emulator.md) are host objects that
+        // only the emulator device runs.
+        if (llvm::StringRef(image.arch).starts_with("emu:"))
+          os << " (emulated "
+             << llvm::StringRef(image.arch).drop_front(4) << ")";
         os << ", " << image.bytes.size() << " bytes";
         if (image.resourcesJson != "{}")
           os << ", resources " << image.resourcesJson;
@@ -136,6 +141,8 @@ void printJson(const bundle::BundleFile &file, llvm::raw_ostream &os) {
                       {"entry", image.entry},
                       {"image_kind", imageKindName(image.imageKind)},
                       {"offload_kind", offloadKindName(image.offloadKind)},
+                      {"emulated",
+                       llvm::StringRef(image.arch).starts_with("emu:")},
                       {"offset", placement.imageOffset},
                       {"size", image.bytes.size()}});
   manifest["images"] = std::move(images);

@@ -1,0 +1,54 @@
+// RUN: kiln-opt %s --split-input-file --convert-kiln-gpu-to-emu | FileCheck %s
+// REQUIRES: emu-backend
+
+// The kernel runs one GPU thread: it takes the thread (KilnEmuThread) last
+// and reads ids from it; the entry loads the arguments from `args` as the
+// host ABI stores them. Primitives that involve other threads are indirect
+// calls through the thread's callback table (field 0), with the op's
+// source location.
+// CHECK: llvm.mlir.global internal constant @kiln_emu_str_{{[0-9]+}}("k.tile:3:7\00")
+// CHECK-LABEL: llvm.func @k_thread(
+// CHECK-SAME: %{{.*}}: i64, %{{.*}}: i1, %[[T:[a-z0-9]+]]: !llvm.ptr)
+// The lane: byte 12 of the thread.
+// CHECK: %[[LP:.*]] = llvm.getelementptr %[[T]][12] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK: llvm.load %[[LP]] : !llvm.ptr -> i32
+// The program id y: byte 24.
+// CHECK: llvm.getelementptr %[[T]][24]
+// kiln_gpu.shared_store: callback 2 (shared) gives the host address.
+// CHECK: %[[OPS:.*]] = llvm.load %[[T]] : !llvm.ptr -> !llvm.ptr
+// CHECK: %[[SLOT:.*]] = llvm.getelementptr %[[OPS]][2] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK: %[[FN:.*]] = llvm.load %[[SLOT]] : !llvm.ptr -> !llvm.ptr
+// CHECK: %[[P:.*]] = llvm.call %[[FN]](%[[T]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : !llvm.ptr, (!llvm.ptr, i32, i32, i32, !llvm.ptr) -> !llvm.ptr
+// CHECK: llvm.store %{{.*}}, %[[P]] {alignment = 1 : i64} : vector<4xf32>, !llvm.ptr
+// kiln_gpu.barrier: callback 0.
+// CHECK: %[[OPS0:.*]] = llvm.load %[[T]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[BAR:.*]] = llvm.load %[[OPS0]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: llvm.call %[[BAR]](%[[T]], %{{.*}}) : !llvm.ptr, (!llvm.ptr, !llvm.ptr) -> ()
+// kiln_gpu.shuffle of an f32: as 64 bits through callback 1.
+// CHECK: llvm.getelementptr %{{.*}}[1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK: llvm.call %{{.*}}(%[[T]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : !llvm.ptr, (!llvm.ptr, i32, i64, i32, i32, !llvm.ptr) -> i64
+// Asynchronous copies: callbacks 5, 6, 7.
+// CHECK: llvm.getelementptr %{{.*}}[5] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK: llvm.getelementptr %{{.*}}[6] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK: llvm.getelementptr %{{.*}}[7] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// The entry.
+// CHECK-LABEL: llvm.func @k(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+// CHECK: llvm.call @k_thread(
+#loc = loc("k.tile":3:7)
+module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
+  func.func @k(%p: i64, %m: i1) attributes {kiln.kernel, kiln_gpu.shared_bytes = 1024 : i64} {
+    %lane = kiln_gpu.id lane
+    %y = kiln.program_id y
+    %off = arith.addi %lane, %y : i32
+    %buf = kiln_gpu.shared_alloc size 1024 alignment 16 offset 0 : !kiln_gpu.shared
+    %v = arith.constant dense<1.0> : vector<4xf32>
+    kiln_gpu.shared_store %buf[%off], %v : vector<4xf32> loc(#loc)
+    kiln_gpu.barrier loc(#loc)
+    %s = arith.constant 1.0 : f32
+    %r = kiln_gpu.shuffle xor %s, %lane : f32
+    kiln_gpu.async_copy %buf[%off], %p, mask %m size 16
+    kiln_gpu.async_commit
+    kiln_gpu.async_wait %buf pending 0 : !kiln_gpu.shared
+    return
+  }
+}
