@@ -106,6 +106,9 @@ struct Shadow {
   uint32_t ReadEpoch = 0;
   const char *ReadWhere = nullptr;
   bool Written = false;
+  /// Where the asynchronous copy that will write it started; null when
+  /// none is in flight.
+  const char *CopyWhere = nullptr;
 };
 
 /// One launch, shared by its workers.
@@ -374,8 +377,20 @@ struct EmuProgram {
   //===--------------------------------------------------------------------===//
 
   /// Checks an access of [Offset, Offset + Bytes) by `Th` and records it.
+  /// How an access touches its bytes: a plain read or write, an
+  /// asynchronous copy starting (checked like a write; the bytes are in
+  /// flight until it lands) or landing.
+  enum class Access { Read, Write, CopyStart, CopyLand };
+
   uint8_t *access(EmuThread &Th, int32_t Offset, int32_t Bytes, bool IsWrite,
                   const char *Where) {
+    return access(Th, Offset, Bytes, IsWrite ? Access::Write : Access::Read,
+                  Where);
+  }
+
+  uint8_t *access(EmuThread &Th, int32_t Offset, int32_t Bytes, Access Kind,
+                  const char *Where) {
+    bool IsWrite = Kind != Access::Read;
     int64_t Size = int64_t(Shared.size());
     if (Offset < 0 || Bytes < 0 || int64_t(Offset) + Bytes > Size)
       fail(Th, ErrorCode::KernelTrapped,
@@ -387,6 +402,14 @@ struct EmuProgram {
     int32_t Me = Th.Abi.thread;
     for (int32_t B = Offset; B < Offset + Bytes; ++B) {
       Shadow &S = ShadowMem[size_t(B)];
+      if (S.CopyWhere && Kind != Access::CopyLand)
+        fail(Th, ErrorCode::KernelTrapped,
+             std::string(IsWrite ? "write" : "read") +
+                 " of shared memory before the asynchronous copy that "
+                 "writes it landed: byte " +
+                 std::to_string(B) + " by " + thread(Me) + at(Where) +
+                 " (the copy started" + at(S.CopyWhere) +
+                 "; a wait is missing)");
       if (IsWrite) {
         if (S.WriteEpoch == Epoch && S.Writer != Me)
           race(Th, B, "writes", Where, S.Writer, "wrote", S.WriteWhere);
@@ -396,6 +419,11 @@ struct EmuProgram {
         S.Writer = Me;
         S.WriteEpoch = Epoch;
         S.WriteWhere = Where;
+        if (Kind == Access::CopyStart) {
+          S.CopyWhere = Where;
+          continue;
+        }
+        S.CopyWhere = nullptr;
         S.Written = true;
       } else {
         // A read of bytes nothing wrote yet: a write by another thread
@@ -437,7 +465,7 @@ struct EmuProgram {
     }
     while (int32_t(Th.Groups.size()) > Pending) {
       for (const PendingCopy &C : Th.Groups.front()) {
-        uint8_t *Dst = access(Th, C.Offset, C.Bytes, true, C.Where);
+        uint8_t *Dst = access(Th, C.Offset, C.Bytes, Access::CopyLand, C.Where);
         if (C.Valid)
           std::memcpy(Dst, C.Src, size_t(C.Bytes));
         else
@@ -647,9 +675,9 @@ void cbMma(KilnEmuThread *T, const char *Instr, const void *A, const void *B,
 void cbAsyncCopy(KilnEmuThread *T, int32_t Offset, const void *Src,
                  int32_t Bytes, int32_t Valid, const char *Where) {
   EmuThread &Th = self(T);
-  // The bytes count as written from now on (a read before the copy lands
-  // races with it); the data lands at the wait.
-  Th.Program->access(Th, Offset, Bytes, true, Where);
+  // Checked like a write now (other threads' accesses in this epoch race
+  // with it); the bytes are in flight until the wait lands them.
+  Th.Program->access(Th, Offset, Bytes, EmuProgram::Access::CopyStart, Where);
   Th.Open.push_back({Offset, Src, Bytes, Valid != 0, Where});
 }
 
