@@ -385,6 +385,34 @@ std::string variantText(const LaunchPlan &Plan) {
                              : Plan.VariantName + " (" + Plan.Config + ")";
 }
 
+/// The names joined with `Sep`.
+std::string join(const std::vector<std::string> &Names,
+                 const std::string &Sep = ", ") {
+  std::string Out;
+  for (const std::string &N : Names)
+    Out += (Out.empty() ? "" : Sep) + N;
+  return Out;
+}
+
+/// ", fast path ENTRY (assumes ...)" when the launch runs an image that
+/// assumes aligned or divisible arguments, else "".
+std::string fastPathText(const KernelInfo &Info, const LaunchPlan &Plan) {
+  for (const VariantInfo &V : Info.Variants) {
+    if (V.Index != Plan.Variant || Plan.Image >= V.Images.size())
+      continue;
+    const ImageInfo &I = V.Images[Plan.Image];
+    std::vector<std::string> Parts;
+    if (!I.Assumes.Align16.empty())
+      Parts.push_back("16-byte aligned " + join(I.Assumes.Align16));
+    if (!I.Assumes.Div16.empty())
+      Parts.push_back("multiples of 16 " + join(I.Assumes.Div16));
+    if (Parts.empty())
+      return "";
+    return ", fast path " + I.Entry + " (" + join(Parts, "; ") + ")";
+  }
+  return "";
+}
+
 /// True for a triple whose code objects run on a host CPU.
 bool isHostTriple(const std::string &Triple) {
   for (const char *Gpu : {"nvptx", "amdgcn", "spirv"})
@@ -920,7 +948,8 @@ int run(const Options &O) {
   Expected<double> Ms = Event::elapsedMilliseconds(*Start, *End);
   if (!Ms)
     return report(Ms.error());
-  std::printf("variant: %s\n", variantText(*Plan).c_str());
+  std::printf("variant: %s%s\n", variantText(*Plan).c_str(),
+              fastPathText(K->info(), *Plan).c_str());
   std::printf("time: %.3f ms\n", *Ms);
   std::fflush(stdout);
   // Kernel print lines: those of the first launch only.
