@@ -121,18 +121,22 @@ struct EmuLaunch {
   int64_t SharedBytes = 0;
   std::string Arch;
   std::atomic<uint64_t> Next{0};
-  std::atomic<bool> Stop{false};
+  /// Programs past the first failed one do not start; the report is the
+  /// failure of the lowest program index, whatever the workers' timing.
+  std::atomic<uint64_t> FailedIndex{UINT64_MAX};
   std::mutex ErrorMutex;
   std::string ErrorMessage;
   ErrorCode Code = ErrorCode::Success;
 
-  void fail(ErrorCode C, std::string Message) {
+  bool failed() const { return FailedIndex.load() != UINT64_MAX; }
+
+  void fail(uint64_t Index, ErrorCode C, std::string Message) {
     std::lock_guard<std::mutex> Lock(ErrorMutex);
-    if (Stop.load())
+    if (Index >= FailedIndex.load())
       return;
     Code = C;
     ErrorMessage = std::move(Message);
-    Stop.store(true);
+    FailedIndex.store(Index);
   }
 };
 
@@ -178,6 +182,7 @@ struct EmuProgram {
   }
   bool Failed = false;
   int32_t Id[3] = {0, 0, 0};
+  uint64_t ProgramIndex = 0; ///< the program running, x fastest
 
   ~EmuProgram() {
     for (EmuThread &Th : T)
@@ -204,7 +209,7 @@ struct EmuProgram {
   /// return (the fiber is abandoned).
   [[noreturn]] void fail(EmuThread &Th, ErrorCode C, const std::string &Msg) {
     Failed = true;
-    Launch->fail(C, Msg + " (in " + program() + ")");
+    Launch->fail(ProgramIndex, C, Msg + " (in " + program() + ")");
     Th.State = Status::Stopped;
     _longjmp(SchedulerJump, 1);
   }
@@ -282,6 +287,7 @@ struct EmuProgram {
   /// Runs one program to the end; false when it failed.
   bool run(uint64_t Index) {
     EmuLaunch &L = *Launch;
+    ProgramIndex = Index;
     uint64_t X = uint64_t(L.Grid.X), Y = uint64_t(L.Grid.Y);
     Id[0] = int32_t(Index % X);
     Id[1] = int32_t((Index / X) % Y);
@@ -324,8 +330,6 @@ struct EmuProgram {
         resume(Th);
         if (Failed)
           return false;
-        if (L.Stop.load(std::memory_order_relaxed))
-          return false;
       }
       bool AllDone = std::all_of(T.begin(), T.begin() + L.Threads,
                                  [](const EmuThread &Th) {
@@ -333,13 +337,15 @@ struct EmuProgram {
                                  });
       if (AllDone) {
         if (std::string Why = unwrittenReads(); !Why.empty()) {
-          L.fail(ErrorCode::KernelTrapped, Why + " (in " + program() + ")");
+          L.fail(Index, ErrorCode::KernelTrapped,
+                 Why + " (in " + program() + ")");
           return false;
         }
         return true;
       }
       if (!Ran) {
-        L.fail(ErrorCode::KernelTrapped, deadlock() + " (in " + program() + ")");
+        L.fail(Index, ErrorCode::KernelTrapped,
+               deadlock() + " (in " + program() + ")");
         return false;
       }
     }
@@ -805,21 +811,20 @@ public:
       if (!P)
         P.reset(new EmuProgram());
       if (!P->prepare(L)) {
-        L.fail(ErrorCode::OutOfMemory, "cannot allocate the stacks of " +
-                                           std::to_string(L.Threads) +
-                                           " emulated threads");
+        L.fail(0, ErrorCode::OutOfMemory,
+               "cannot allocate the stacks of " + std::to_string(L.Threads) +
+                   " emulated threads");
         return;
       }
-      while (!L.Stop.load(std::memory_order_relaxed)) {
+      for (;;) {
         uint64_t Index = L.Next.fetch_add(1, std::memory_order_relaxed);
-        if (Index >= Total)
+        if (Index >= Total || Index > L.FailedIndex.load())
           break;
-        if (!P->run(Index))
-          break;
+        P->run(Index);
       }
     };
     Pool->run(Body);
-    if (L.Stop.load())
+    if (L.failed())
       return Error(L.Code, "emu:" + Arch + ": " + L.ErrorMessage);
     return Error::success();
   }
