@@ -23,6 +23,19 @@ def TileGPUTestAxisInfo : Pass<"tile-gpu-test-axis-info", "mlir::func::FuncOp"> 
   }];
 }
 
+def TileGPUBindLaunchConditions : Pass<"tile-gpu-bind-launch-conditions", "mlir::ModuleOp"> {
+  let summary = "Use the parameter values that launch conditions fix";
+  let description = [{
+    The first pass of the stage. A variant runs only where its `where`
+    conditions hold (checked at every launch), so each conjunct
+    `(== CONST param)` — a runtime integer parameter equal to one of the
+    variant's const params — gives the parameter's value: its uses become
+    that constant (attention's `HEAD_DIM == head_dim` makes the masks over
+    the head dimension constant, so the loads vectorize without `@div`).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def TileGPULowerViews : Pass<"tile-gpu-lower-views", "mlir::ModuleOp"> {
   let summary = "Rewrite view accesses into bounds-checked tiles of pointers";
   let description = [{

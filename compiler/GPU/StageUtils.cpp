@@ -78,6 +78,7 @@ int64_t kiln::gpu::getElementBytes(Type type) {
 }
 
 void kiln::gpu::buildGPUStagePipeline(OpPassManager &pm, StringRef arch) {
+  pm.addPass(createTileGPUBindLaunchConditions());
   pm.addPass(createTileGPULowerViews());
   TileGPUAssignLayoutsOptions assign;
   assign.target = arch.str();

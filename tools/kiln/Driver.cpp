@@ -612,22 +612,38 @@ int emitStage(const Options &opts, mlir::ModuleOp specialized,
                      list);
   }
   std::string out;
+  size_t written = 0;
+  std::string lastDrop;
   for (mlir::ModuleOp v : variants) {
     std::string entry = v.getSymName() ? v.getSymName()->str() : "kernel";
     llvm::Expected<std::string> text =
         target.backend->emitStage(v, target.arch, entry, opts.emit);
     if (!text) {
+      llvm::Error error = text.takeError();
+      // As for bundles: with several variants, one over the target's
+      // limits is dropped with a note.
+      if (error.isA<ResourceLimitError>() && variants.size() > 1) {
+        lastDrop = llvm::toString(std::move(error));
+        llvm::errs() << "kiln: note: " << entry << " (" << variantConfig(v)
+                     << ") dropped for target '" << target.name
+                     << "': " << lastDrop << "\n";
+        continue;
+      }
       llvm::errs() << "kiln: error: --emit=" << opts.emit << " of " << entry
                    << " for '" << target.name
-                   << "': " << llvm::toString(text.takeError()) << "\n";
+                   << "': " << llvm::toString(std::move(error)) << "\n";
       return kExitUser;
     }
+    ++written;
     if (binary)
       return writeBinaryOutput(opts, *text);
     std::string comment = opts.emit == "llvm" ? ";" : "//";
     out += comment + " kernel " + entry + " (" + variantConfig(v) + ") for " +
            target.name + "\n" + *text + "\n";
   }
+  if (!written)
+    return userError("no variant fits target '" + target.name +
+                     "': " + lastDrop);
   return writeOutput(opts, out);
 }
 
