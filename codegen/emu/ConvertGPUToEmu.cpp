@@ -60,25 +60,6 @@ enum Callback : int32_t {
   kCheck,
 };
 
-/// "file:line:col" of a location, or "" when it has none.
-std::string describe(Location loc) {
-  if (auto f = dyn_cast<FileLineColLoc>(loc))
-    return (f.getFilename().getValue() + ":" + Twine(f.getLine()) + ":" +
-            Twine(f.getColumn()))
-        .str();
-  if (auto n = dyn_cast<NameLoc>(loc))
-    return describe(n.getChildLoc());
-  if (auto c = dyn_cast<CallSiteLoc>(loc))
-    return describe(c.getCallee());
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location l : fused.getLocations()) {
-      std::string s = describe(l);
-      if (!s.empty())
-        return s;
-    }
-  return "";
-}
-
 class Lowering {
 public:
   Lowering(ModuleOp module, Value thread)
@@ -138,7 +119,7 @@ private:
 
   /// The op's source location as a string argument.
   Value where(OpBuilder &b, Operation *op) {
-    return string(b, op->getLoc(), describe(op->getLoc()));
+    return string(b, op->getLoc(), kiln::locationText(op->getLoc()));
   }
 
   Value hostPtr(OpBuilder &b, Location loc, Value addr) {

@@ -12,23 +12,16 @@
 
 #include "codegen/emu/EmuPasses.h"
 
-#include "codegen/host/HostPasses.h"
 
 #include "codegen/host/HostBackend.h"
 #include "compiler/GPU/IR/KilnGPUDialect.h"
-#include "compiler/GPU/Passes.h"
+#include "compiler/GPU/StageDriver.h"
 #include "compiler/GPU/StageUtils.h"
 #include "compiler/GPU/TargetDesc.h"
 #include "compiler/Target/TargetBackend.h"
 
-#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
-#include "mlir/Transforms/Passes.h"
 
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -59,7 +52,7 @@ public:
   llvm::Expected<kiln::CodeObject> compile(ModuleOp variant,
                                            llvm::StringRef arch,
                                            llvm::StringRef entry) override {
-    llvm::Expected<Lowered> lowered = lower(variant, arch, entry, false);
+    llvm::Expected<kiln::gpu::StagedVariant> lowered = lower(variant, arch, entry, false);
     if (!lowered)
       return lowered.takeError();
     llvm::LLVMContext llvmCtx;
@@ -144,7 +137,7 @@ public:
   llvm::Expected<std::string> emitStage(ModuleOp variant, llvm::StringRef arch,
                                         llvm::StringRef entry,
                                         llvm::StringRef stage) override {
-    llvm::Expected<Lowered> lowered =
+    llvm::Expected<kiln::gpu::StagedVariant> lowered =
         lower(variant, arch, entry, stage == "gpu");
     if (!lowered)
       return lowered.takeError();
@@ -164,77 +157,21 @@ public:
   }
 
 private:
-  struct Lowered {
-    OwningOpRef<ModuleOp> module;
-    const kiln::gpu::GPUTarget *target = nullptr;
-    int64_t warps = 4, sharedBytes = 0;
-  };
-
-  static llvm::Expected<Lowered> lower(ModuleOp variant, llvm::StringRef arch,
-                                       llvm::StringRef entry, bool gpuOnly) {
-    MLIRContext *ctx = variant.getContext();
+  /// A variant after the GPU stage for the emulated arch (`gpuOnly`: its
+  /// per-thread form) or as host code in the LLVM dialect.
+  static llvm::Expected<kiln::gpu::StagedVariant>
+  lower(ModuleOp variant, llvm::StringRef arch, llvm::StringRef entry,
+        bool gpuOnly) {
     DialectRegistry registry;
     kiln::emu::registerEmuDialects(registry);
-    ctx->appendDialectRegistry(registry);
-    ctx->loadAllAvailableDialects();
-
-    llvm::StringRef gpuArch = arch.drop_front(kPrefix.size());
-    Lowered result;
-    result.target = kiln::gpu::lookupGPUTarget(gpuArch);
-    if (!result.target)
-      return makeError("unknown GPU arch '" + gpuArch + "' for " + arch);
-    OwningOpRef<ModuleOp> module(cast<ModuleOp>(variant->clone()));
-    (*module)->removeAttr("sym_name");
-    func::FuncOp kernel;
-    for (auto fn : module->getOps<func::FuncOp>())
-      if (fn->hasAttr("kiln.kernel"))
-        kernel = fn;
-    if (!kernel)
-      return makeError("variant module has no kernel");
-    kernel.setSymName(entry);
-
-    if (auto v = variant->getAttrOfType<DictionaryAttr>("kiln.variant"))
-      if (auto w = v.getAs<IntegerAttr>("warps"))
-        result.warps = w.getInt();
-    if (result.warps * result.target->warpSize >
-        result.target->maxThreadsPerBlock)
-      return llvm::make_error<kiln::ResourceLimitError>(
-          "needs " + std::to_string(result.warps * result.target->warpSize) +
-          " threads per program; " + gpuArch.str() + " has at most " +
-          std::to_string(result.target->maxThreadsPerBlock));
-
-    PassManager pm(ctx);
-    kiln::gpu::buildGPUStagePipeline(pm, gpuArch);
-    if (failed(pm.run(*module)))
-      return makeError("emulated lowering of '" + entry + "' for " + arch +
-                       " failed");
-    if (auto w = (*module)->getAttrOfType<IntegerAttr>(
-            kiln::gpu::KilnGPUDialect::getWarpsAttrName()))
-      result.warps = w.getInt();
-    module->walk([&](Operation *op) {
-      if (auto s = op->getAttrOfType<IntegerAttr>(
-              kiln::gpu::KilnGPUDialect::getSharedBytesAttrName()))
-        result.sharedBytes = std::max(result.sharedBytes, s.getInt());
-    });
-    if (result.sharedBytes > result.target->maxSharedBytes)
-      return llvm::make_error<kiln::ResourceLimitError>(
-          "needs " + std::to_string(result.sharedBytes) +
-          " bytes of shared memory; " + gpuArch.str() + " has at most " +
-          std::to_string(result.target->maxSharedBytes));
-    if (!gpuOnly) {
-      PassManager tail(ctx);
-      tail.addPass(kiln::emu::createConvertKilnGPUToEmu());
-      tail.addPass(createReconcileUnrealizedCastsPass());
-      kiln::KilnHostHalfAsI16Options halves;
-      halves.bf16Only = true;
-      tail.addPass(kiln::createKilnHostHalfAsI16(halves));
-      tail.addPass(createCanonicalizerPass());
-      if (failed(tail.run(*module)))
-        return makeError("emulated lowering of '" + entry + "' for " + arch +
-                         " failed");
-    }
-    result.module = std::move(module);
-    return result;
+    variant.getContext()->appendDialectRegistry(registry);
+    variant.getContext()->loadAllAvailableDialects();
+    // A function_ref to the function itself (not to a temporary pointer).
+    llvm::function_ref<void(OpPassManager &)> passes =
+        kiln::emu::addEmuLoweringPasses;
+    return kiln::gpu::runGPUStage(
+        variant, arch.drop_front(kPrefix.size()), entry, "emulated", arch,
+        gpuOnly ? nullptr : passes);
   }
 };
 

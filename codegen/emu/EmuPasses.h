@@ -22,11 +22,10 @@ namespace kiln::emu {
 /// The dialects an emulated variant passes through.
 void registerEmuDialects(mlir::DialectRegistry &registry);
 
-/// The GPU stage for `arch` (the emulated GPU), then the per-thread form
-/// to LLVM host code (convert-kiln-gpu-to-emu); with `gpuOnly`, only the
-/// GPU stage.
-void buildEmuPipeline(mlir::OpPassManager &pm, llvm::StringRef arch,
-                      bool gpuOnly = false);
+/// The emulator's lowering after the GPU stage
+/// (compiler/GPU/StageDriver.h): the per-thread form to LLVM host code for
+/// one thread (convert-kiln-gpu-to-emu), bf16 carried as i16.
+void addEmuLoweringPasses(mlir::OpPassManager &pm);
 
 /// Registers the emulator backend (archs "emu:<arch>" for every GPU arch
 /// a backend registered).

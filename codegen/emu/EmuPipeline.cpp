@@ -5,7 +5,6 @@
 #include "codegen/host/HostPasses.h"
 
 #include "compiler/GPU/IR/KilnGPUDialect.h"
-#include "compiler/GPU/Passes.h"
 
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -25,11 +24,7 @@ void kiln::emu::registerEmuDialects(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
 }
 
-void kiln::emu::buildEmuPipeline(OpPassManager &pm, llvm::StringRef arch,
-                                 bool gpuOnly) {
-  gpu::buildGPUStagePipeline(pm, arch);
-  if (gpuOnly)
-    return;
+void kiln::emu::addEmuLoweringPasses(OpPassManager &pm) {
   pm.addPass(createConvertKilnGPUToEmu());
   pm.addPass(createReconcileUnrealizedCastsPass());
   // bf16 values carried as i16 (LLVM would promote them through float and

@@ -42,8 +42,6 @@ struct AccessCheck {
 };
 /// The check for `op` when its module is in checked mode, else none.
 std::optional<AccessCheck> accessCheckFor(mlir::Operation *op);
-/// "file:line:col" of a location (empty if it has none).
-std::string locationText(mlir::Location l);
 
 /// Runs `access` when `cond` (null: always) holds and, in checked mode, the
 /// runtime accepts [addr, addr + bytes); else yields `otherwise` (null for

@@ -115,16 +115,6 @@ Value callProgramCallback(OpBuilder &b, Location l, Value program,
   return call.getNumResults() ? call.getResult() : Value();
 }
 
-std::string locationText(Location l) {
-  if (auto c = dyn_cast<CallSiteLoc>(l))
-    return locationText(c.getCallee());
-  if (auto fl = dyn_cast<FileLineColLoc>(l))
-    return (fl.getFilename().getValue() + ":" + Twine(fl.getLine()) + ":" +
-            Twine(fl.getColumn()))
-        .str();
-  return "";
-}
-
 std::optional<AccessCheck> accessCheckFor(Operation *op) {
   for (auto m = op->getParentOfType<ModuleOp>(); m;
        m = m->getParentOfType<ModuleOp>())

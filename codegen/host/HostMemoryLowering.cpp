@@ -339,11 +339,9 @@ struct AssertLowering : HostPattern<AssertOp> {
     Location l = op.getLoc();
     auto *ctx = r.getContext();
     auto ptrTy = LLVM::LLVMPointerType::get(ctx);
-    std::string where;
-    if (auto fl = dyn_cast<FileLineColLoc>(l))
-      where = (fl.getFilename().getValue() + ":" + Twine(fl.getLine()) + ":" +
-               Twine(fl.getColumn()) + ": ")
-                  .str();
+    std::string where = locationText(l);
+    if (!where.empty())
+      where += ": ";
     std::string text = where + "assertion failed: " + op.getMessage().str();
     Value program = programArg(op);
     auto module = op->getParentOfType<ModuleOp>();

@@ -13,6 +13,7 @@
 #include "codegen/nvptx/NVPTXTargets.h"
 #include "compiler/Dialect/KilnDialect.h"
 #include "compiler/GPU/IR/KilnGPUDialect.h"
+#include "compiler/GPU/StageDriver.h"
 #include "compiler/GPU/StageUtils.h"
 #include "compiler/GPU/TargetDesc.h"
 #include "compiler/Target/LLVMPipeline.h"
@@ -160,7 +161,7 @@ public:
   llvm::Expected<std::string> emitStage(ModuleOp variant, llvm::StringRef arch,
                                         llvm::StringRef entry,
                                         llvm::StringRef stage) override {
-    llvm::Expected<Lowered> lowered = lower(variant, arch, entry, stage == "gpu");
+    llvm::Expected<kiln::gpu::StagedVariant> lowered = lower(variant, arch, entry, stage == "gpu");
     if (!lowered)
       return lowered.takeError();
     if (stage == "gpu") {
@@ -196,69 +197,28 @@ public:
   }
 
 private:
-  /// A variant after the MLIR pipeline: the per-thread form (`gpuOnly`)
-  /// or the LLVM dialect, with what the stage decided.
-  struct Lowered {
-    OwningOpRef<ModuleOp> module;
-    int64_t warps = 4, sharedBytes = 0;
-  };
-
-  static llvm::Expected<Lowered> lower(ModuleOp variant, llvm::StringRef arch,
-                                       llvm::StringRef entry, bool gpuOnly) {
-    MLIRContext *ctx = variant.getContext();
+  /// A variant after the GPU stage (`gpuOnly`: its per-thread form) or
+  /// in the LLVM dialect.
+  static llvm::Expected<kiln::gpu::StagedVariant>
+  lower(ModuleOp variant, llvm::StringRef arch, llvm::StringRef entry,
+        bool gpuOnly) {
     DialectRegistry registry;
     kiln::nvptx::registerNVPTXDialects(registry);
-    ctx->appendDialectRegistry(registry);
-    ctx->loadAllAvailableDialects();
-
-    OwningOpRef<ModuleOp> module(cast<ModuleOp>(variant->clone()));
-    (*module)->removeAttr("sym_name");
-    func::FuncOp kernel;
-    for (auto fn : module->getOps<func::FuncOp>())
-      if (fn->hasAttr("kiln.kernel"))
-        kernel = fn;
-    if (!kernel)
-      return makeError("variant module has no kernel");
-    kernel.setSymName(entry);
-
-    const kiln::gpu::GPUTarget *target = kiln::gpu::lookupGPUTarget(arch);
-    int64_t warps = 4;
-    if (auto v = variant->getAttrOfType<DictionaryAttr>("kiln.variant"))
-      if (auto w = v.getAs<IntegerAttr>("warps"))
-        warps = w.getInt();
-    if (target && warps * target->warpSize > target->maxThreadsPerBlock)
-      return llvm::make_error<kiln::ResourceLimitError>(
-          "needs " + std::to_string(warps * target->warpSize) +
-          " threads per program; " + arch.str() + " has at most " +
-          std::to_string(target->maxThreadsPerBlock));
-
-    PassManager pm(ctx);
-    kiln::nvptx::buildNVPTXPipeline(pm, arch, gpuOnly);
-    if (failed(pm.run(*module)))
-      return makeError("NVIDIA lowering of '" + entry + "' for " + arch +
-                       " failed");
-    Lowered result;
-    if (auto w = (*module)->getAttrOfType<IntegerAttr>(
-            kiln::gpu::KilnGPUDialect::getWarpsAttrName()))
-      result.warps = w.getInt();
-    module->walk([&](Operation *op) {
-      if (auto s = op->getAttrOfType<IntegerAttr>(
-              kiln::gpu::KilnGPUDialect::getSharedBytesAttrName()))
-        result.sharedBytes = std::max(result.sharedBytes, s.getInt());
-    });
-    result.module = std::move(module);
-    if (target && result.sharedBytes > target->maxSharedBytes)
-      return llvm::make_error<kiln::ResourceLimitError>(
-          "needs " + std::to_string(result.sharedBytes) +
-          " bytes of shared memory; " + arch.str() + " has at most " +
-          std::to_string(target->maxSharedBytes));
-    return result;
+    variant.getContext()->appendDialectRegistry(registry);
+    variant.getContext()->loadAllAvailableDialects();
+    kiln::nvptx::registerNVPTXTargets();
+    // A function_ref to the function itself (not to a temporary pointer).
+    llvm::function_ref<void(OpPassManager &)> passes =
+        kiln::nvptx::addNVVMLoweringPasses;
+    return kiln::gpu::runGPUStage(
+        variant, arch, entry, "NVIDIA", arch,
+        gpuOnly ? nullptr : passes);
   }
 
   /// One PTX image (and a cubin when ptxas is found) for `entry`.
   llvm::Expected<std::vector<kiln::CodeObject>>
   compileOne(ModuleOp variant, llvm::StringRef arch, llvm::StringRef entry) {
-    llvm::Expected<Lowered> lowered = lower(variant, arch, entry, false);
+    llvm::Expected<kiln::gpu::StagedVariant> lowered = lower(variant, arch, entry, false);
     if (!lowered)
       return lowered.takeError();
     int64_t warps = lowered->warps, sharedBytes = lowered->sharedBytes;

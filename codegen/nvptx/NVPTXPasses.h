@@ -27,11 +27,9 @@ namespace kiln::nvptx {
 /// Dialects and translations the NVIDIA pipeline needs.
 void registerNVPTXDialects(mlir::DialectRegistry &registry);
 
-/// The whole pipeline from one specialized variant module to the LLVM
-/// dialect for `arch`: the GPU stage, then convert-kiln-gpu-to-nvvm
-/// (unless `gpuOnly`: then it stops at the stage's per-thread form).
-void buildNVPTXPipeline(mlir::OpPassManager &pm, llvm::StringRef arch,
-                        bool gpuOnly = false);
+/// The NVIDIA lowering after the GPU stage (compiler/GPU/StageDriver.h):
+/// the per-thread form to the LLVM dialect (convert-kiln-gpu-to-nvvm).
+void addNVVMLoweringPasses(mlir::OpPassManager &pm);
 
 } // namespace kiln::nvptx
 

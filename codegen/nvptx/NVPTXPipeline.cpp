@@ -3,7 +3,7 @@
 #include "codegen/nvptx/NVPTXPasses.h"
 
 #include "codegen/nvptx/NVPTXTargets.h"
-#include "compiler/GPU/Passes.h"
+#include "compiler/GPU/IR/KilnGPUDialect.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -25,12 +25,7 @@ void kiln::nvptx::registerNVPTXDialects(DialectRegistry &registry) {
   registerNVVMDialectTranslation(registry);
 }
 
-void kiln::nvptx::buildNVPTXPipeline(OpPassManager &pm, llvm::StringRef arch,
-                                      bool gpuOnly) {
-  registerNVPTXTargets();
-  gpu::buildGPUStagePipeline(pm, arch);
-  if (gpuOnly)
-    return;
+void kiln::nvptx::addNVVMLoweringPasses(OpPassManager &pm) {
   pm.addPass(createConvertKilnGPUToNVVM());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());

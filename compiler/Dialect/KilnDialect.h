@@ -85,6 +85,10 @@ mlir::Value buildRoundToTF32(mlir::OpBuilder &b, mlir::Location loc,
 /// `64x?x32`-style text of a shape, for diagnostics.
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
 
+/// "file:line:col" of a location (through call sites, names and fused
+/// locations), or "" when it has none: what runtime reports name.
+std::string locationText(mlir::Location loc);
+
 } // namespace kiln
 
 #define GET_OP_CLASSES

@@ -122,3 +122,19 @@ std::string kiln::formatShape(ArrayRef<int64_t> shape) {
       "x");
   return text;
 }
+
+std::string kiln::locationText(Location loc) {
+  if (auto f = dyn_cast<FileLineColLoc>(loc))
+    return (f.getFilename().getValue() + ":" + Twine(f.getLine()) + ":" +
+            Twine(f.getColumn()))
+        .str();
+  if (auto c = dyn_cast<CallSiteLoc>(loc))
+    return locationText(c.getCallee());
+  if (auto n = dyn_cast<NameLoc>(loc))
+    return locationText(n.getChildLoc());
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location l : fused.getLocations())
+      if (std::string s = locationText(l); !s.empty())
+        return s;
+  return "";
+}

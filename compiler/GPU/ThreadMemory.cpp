@@ -355,11 +355,9 @@ struct AssertPattern : ThreadPattern<kiln::AssertOp> {
       failed = arith::XOrIOp::create(
           b, loc, cond, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
     }
-    std::string where = "kernel";
-    if (auto fl = dyn_cast<FileLineColLoc>(loc))
-      where = (fl.getFilename().getValue() + ":" + Twine(fl.getLine()) + ":" +
-               Twine(fl.getColumn()))
-                  .str();
+    std::string where = kiln::locationText(loc);
+    if (where.empty())
+      where = "kernel";
     std::string msg = op.getMessage().empty() ? std::string("assertion failed")
                                               : op.getMessage().str();
     auto ifOp = scf::IfOp::create(b, loc, failed, /*withElse=*/false);

@@ -82,7 +82,7 @@ struct EmuThread {
   const char *Where = nullptr; ///< where it waits
   // The warp-collective op it brings.
   WarpOp Op = WarpOp::None;
-  int32_t Kind = 0, Bits = 0, Offset = 0, Count = 0;
+  int32_t Kind = 0, Offset = 0, Count = 0;
   bool Transpose = false;
   uint64_t Value = 0, Result = 0;
   const char *Instr = nullptr;
@@ -119,7 +119,6 @@ struct EmuLaunch {
   GridDims Grid;
   int32_t Threads = 0, WarpSize = 32;
   int64_t SharedBytes = 0;
-  std::string Arch;
   std::atomic<uint64_t> Next{0};
   /// Programs past the first failed one do not start; the report is the
   /// failure of the lowest program index, whatever the workers' timing.
@@ -645,7 +644,6 @@ uint64_t cbShuffle(KilnEmuThread *T, int32_t Kind, uint64_t Value,
   EmuThread &Th = self(T);
   Th.Kind = Kind;
   Th.Value = Value;
-  Th.Bits = Bits;
   Th.Offset = Offset;
   Th.Program->warpOp(Th, WarpOp::Shuffle, Where);
   return Th.Result;
@@ -804,7 +802,6 @@ public:
     L.Threads = I.Threads;
     L.WarpSize = I.WarpSize;
     L.SharedBytes = I.SharedBytes;
-    L.Arch = Arch;
     uint64_t Total = uint64_t(Grid.X) * uint64_t(Grid.Y) * uint64_t(Grid.Z);
     std::function<void(unsigned)> Body = [&](unsigned W) {
       std::unique_ptr<EmuProgram> &P = Programs[W];

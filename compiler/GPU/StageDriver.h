@@ -1,0 +1,42 @@
+//===- StageDriver.h - A variant through the GPU stage ----------*- C++ -*-===//
+//
+// What every GPU backend (codegen/nvptx, codegen/emu, later codegen/amdgpu)
+// does with a variant before its own lowering: clone it, name its kernel,
+// check the threads per program against the target, run the GPU stage,
+// read the warps and shared memory it decided and check those too (a
+// kiln::ResourceLimitError, which the driver turns into a dropped variant),
+// then run the backend's passes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_COMPILER_GPU_STAGEDRIVER_H
+#define KILN_COMPILER_GPU_STAGEDRIVER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/Error.h"
+
+namespace kiln::gpu {
+
+struct GPUTarget;
+
+/// A variant after the GPU stage (and the backend's passes).
+struct StagedVariant {
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  const GPUTarget *target = nullptr;
+  int64_t warps = 4;       ///< warps per program
+  int64_t sharedBytes = 0; ///< the program's shared memory
+};
+
+/// Runs a copy of `variant` through buildGPUStagePipeline(arch) with its
+/// kernel named `entry`, then the passes `addBackendPasses` adds (none when
+/// null). `what` ("NVIDIA", "emulated") and `targetName` name the lowering
+/// in failure messages; limits are reported against `arch`.
+llvm::Expected<StagedVariant> runGPUStage(
+    mlir::ModuleOp variant, llvm::StringRef arch, llvm::StringRef entry,
+    llvm::StringRef what, llvm::StringRef targetName,
+    llvm::function_ref<void(mlir::OpPassManager &)> addBackendPasses);
+
+} // namespace kiln::gpu
+
+#endif // KILN_COMPILER_GPU_STAGEDRIVER_H
