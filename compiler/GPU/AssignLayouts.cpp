@@ -195,21 +195,91 @@ private:
     });
   }
 
+  /// Whether the rows of `dot`'s result stay whole per warp downstream:
+  /// its result (through elementwise ops, casts and broadcasts) is an
+  /// operand A of another dot or is reduced along its last axis, or its own
+  /// operand A is computed from another dot's result. Attention's two
+  /// products are the case: with every warp on distinct rows, the softmax's
+  /// row maxima and sums stay within a warp and the probabilities become
+  /// the next product's operand in registers, with no shared memory.
+  static bool keepsRowsInWarps(kiln::DotOp dot) {
+    auto passesRows = [](Operation *op) {
+      return op->getNumResults() == 1 &&
+             (op->hasTrait<OpTrait::Elementwise>() ||
+              isa<kiln::BroadcastOp, kiln::ExpandDimsOp, ConvertLayoutOp>(op));
+    };
+    // Forward from the result.
+    SmallVector<Value> work{dot.getResult()};
+    DenseSet<Value> seen;
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (!seen.insert(v).second || seen.size() > 256)
+        continue;
+      for (OpOperand &use : v.getUses()) {
+        Operation *user = use.getOwner();
+        if (auto next = dyn_cast<kiln::DotOp>(user)) {
+          if (use.getOperandNumber() == 0)
+            return true;
+          continue;
+        }
+        if (auto reduce = dyn_cast<kiln::ReduceOp>(user)) {
+          auto t = cast<RankedTensorType>(v.getType());
+          if (t.getRank() == 2 && reduce.getAxis() == 1)
+            return true;
+          continue;
+        }
+        if (passesRows(user))
+          work.push_back(user->getResult(0));
+        // A value yielded by an scf.if becomes the if's result.
+        if (isa<scf::YieldOp>(user) && isa<scf::IfOp>(user->getParentOp()))
+          work.push_back(user->getParentOp()->getResult(use.getOperandNumber()));
+      }
+    }
+    // Backward from operand A.
+    work = {dot.getA()};
+    seen.clear();
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (!seen.insert(v).second || seen.size() > 256)
+        continue;
+      Operation *def = v.getDefiningOp();
+      if (!def)
+        continue;
+      if (isa<kiln::DotOp>(def))
+        return true;
+      if (auto ifOp = dyn_cast<scf::IfOp>(def)) {
+        unsigned i = cast<OpResult>(v).getResultNumber();
+        for (Region *r : {&ifOp.getThenRegion(), &ifOp.getElseRegion()})
+          if (!r->empty())
+            work.push_back(r->front().getTerminator()->getOperand(i));
+        continue;
+      }
+      if (passesRows(def))
+        for (Value operand : def->getOperands())
+          work.push_back(operand);
+    }
+    return false;
+  }
+
   /// The accumulator layout of the target's matrix instruction for `dot`
-  /// (warps along M first, then N), or null when there is none.
+  /// (warps along M first, then N; all along M when the rows should stay
+  /// whole per warp and there are enough of them), or null when there is
+  /// none.
   MmaAttr chooseMma(kiln::DotOp dot) {
     auto a = cast<RankedTensorType>(dot.getA().getType());
     auto c = cast<RankedTensorType>(dot.getAcc().getType());
     std::string ab, acc;
     llvm::raw_string_ostream(ab) << a.getElementType();
     llvm::raw_string_ostream(acc) << c.getElementType();
-    const MatrixInstr *instr = target.findMatrixInstr(
-        ab, acc, dot.getPrecision() == DotPrecision::tf32);
-    if (!instr || a.getShape()[1] < instr->k || c.getShape()[0] < instr->m ||
-        c.getShape()[1] < instr->n)
-      return {};
     int64_t m = c.getShape()[0], n = c.getShape()[1];
+    const MatrixInstr *instr =
+        target.findMatrixInstr(ab, acc, dot.getPrecision() == DotPrecision::tf32,
+                               m, n, a.getShape()[1]);
+    if (!instr)
+      return {};
     int32_t wm = 1, wn = 1;
+    if (keepsRowsInWarps(dot) && m / instr->m >= warps)
+      return MmaAttr::get(ctx, instr->name, {warps, 1});
     while (wm * wn < warps) {
       int64_t tilesM = m / (instr->m * wm), tilesN = n / (instr->n * wn);
       if (tilesM >= tilesN && tilesM > 1)

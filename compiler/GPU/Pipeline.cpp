@@ -329,15 +329,17 @@ private:
           b.setInsertionPoint(convert);
           convert.replaceAllUsesWith(
               ReadTileOp::create(b, convert.getLoc(), convert.getType(), buffer,
-                                 readSlot)
+                                 readSlot, nullptr, nullptr)
                   .getResult());
           convert.erase();
           continue;
         }
+        if (readView(b, user, buffer, readSlot))
+          continue;
         if (!own) {
           b.setInsertionPoint(load);
           own = ReadTileOp::create(b, load.getLoc(), load.getType(), buffer,
-                                   readSlot);
+                                   readSlot, nullptr, nullptr);
         }
         use.set(own);
       }
@@ -350,6 +352,46 @@ private:
 
     b.setInsertionPointAfter(loop);
     AsyncWaitOp::create(b, loc, buffers, b.getI32IntegerAttr(0));
+  }
+
+  /// A load whose only use goes through reshapes, then at most one
+  /// transposition (and a layout conversion), into anything else —
+  /// attention's K^T and V, whose last op already has the dot operand's
+  /// layout: the chain becomes one read of that view of the slot, straight
+  /// into the chain's final layout (no second trip through shared memory).
+  /// False, changing nothing, for any other shape of use.
+  bool readView(OpBuilder &b, Operation *first, Value buffer, Value slot) {
+    SmallVector<Operation *> chain;
+    ArrayRef<int32_t> order;
+    for (Operation *op = first;;) {
+      if (auto trans = dyn_cast<kiln::TransOp>(op)) {
+        if (!order.empty())
+          return false;
+        order = trans.getOrder();
+      } else if (isa<kiln::ReshapeOp>(op)) {
+        if (!order.empty())
+          return false; // a reshape after the transposition: not one view
+      } else if (!isa<ConvertLayoutOp>(op) || chain.empty()) {
+        break;
+      }
+      chain.push_back(op);
+      if (isa<ConvertLayoutOp>(op) || !op->getResult(0).hasOneUse())
+        break;
+      op = *op->getResult(0).getUsers().begin();
+    }
+    if (chain.empty())
+      return false;
+    Operation *last = chain.back();
+    auto tileType = cast<RankedTensorType>(first->getOperand(0).getType());
+    b.setInsertionPoint(last);
+    Value read = ReadTileOp::create(
+        b, last->getLoc(), last->getResult(0).getType(), buffer, slot,
+        b.getDenseI64ArrayAttr(tileType.getShape()),
+        order.empty() ? DenseI32ArrayAttr() : b.getDenseI32ArrayAttr(order));
+    last->getResult(0).replaceAllUsesWith(read);
+    for (Operation *dead : llvm::reverse(chain))
+      dead->erase();
+    return true;
   }
 
   scf::ForOp loop;

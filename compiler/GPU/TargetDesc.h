@@ -69,9 +69,11 @@ struct GPUTarget {
   double peakTflopsF16 = 0;
 
   /// The best instruction for operand type `ab` and accumulator `acc`
-  /// (`tf32`: f32 operands rounded to tf32), or null.
+  /// (`tf32`: f32 operands rounded to tf32) that fits an m x n x k product
+  /// (its own m, n, k at most those), or null.
   const MatrixInstr *findMatrixInstr(llvm::StringRef ab, llvm::StringRef acc,
-                                     bool tf32) const;
+                                     bool tf32, int64_t m, int64_t n,
+                                     int64_t k) const;
 };
 
 /// Registers an arch (a backend does it once at start-up); a second

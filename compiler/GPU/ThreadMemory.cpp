@@ -381,10 +381,38 @@ struct AssertPattern : ThreadPattern<kiln::AssertOp> {
 /// A pipeline slot of `buffer` holding tiles of `type`'s shape and
 /// element: where it starts (slot × tile bytes) and how it is laid out.
 SharedTile slotTile(OpBuilder &b, Location loc, Value buffer, Value slot,
-                    RankedTensorType type, Type elem) {
-  int64_t bytes = type.getNumElements() * getElementBytes(elem);
+                    ArrayRef<int64_t> shape, Type elem) {
+  int64_t bytes = getElementBytes(elem);
+  for (int64_t d : shape)
+    bytes *= d;
   Value base = arith::MulIOp::create(b, loc, slot, i32Const(b, loc, bytes));
-  return getSharedTile(buffer, base, type.getShape(), elem);
+  return getSharedTile(buffer, base, shape, elem);
+}
+
+/// The result coordinates of a `kiln_gpu.read_tile` of a view -> the
+/// stored tile's coordinates: undo the transposition, then the reshape.
+LinearLayout viewToTile(ArrayRef<int64_t> resultShape, ArrayRef<int32_t> order,
+                        ArrayRef<int64_t> tileShape) {
+  LinearLayout f;
+  for (auto [d, size] : llvm::enumerate(resultShape))
+    f = f * LinearLayout::identity1D(int32_t(size), dims::tileDim(d),
+                                     dims::tileDim(d));
+  if (!order.empty()) {
+    // Result dimension i is dimension order[i] of the reshaped tile.
+    for (auto [i, o] : llvm::enumerate(order))
+      f = f.renameOut(dims::tileDim(i), "t" + std::to_string(o));
+    SmallVector<std::string> names;
+    for (size_t i = 0; i < order.size(); ++i) {
+      f = f.renameOut("t" + std::to_string(i), dims::tileDim(i));
+      names.push_back(dims::tileDim(i));
+    }
+    SmallVector<StringRef> refs(names.begin(), names.end());
+    f = f.transposeOuts(refs);
+  }
+  SmallVector<LinearLayout::OutDim> outs;
+  for (auto [d, size] : llvm::enumerate(tileShape))
+    outs.push_back({dims::tileDim(d), int32_t(size)});
+  return f.reshapeOuts(outs);
 }
 
 /// kiln_gpu.async_copy_tile: one `kiln_gpu.async_copy` per run of
@@ -401,8 +429,8 @@ struct AsyncCopyTilePattern : ThreadPattern<AsyncCopyTileOp> {
     Location loc = op.getLoc();
     auto ptrType = cast<RankedTensorType>(op.getPtr().getType());
     Type elem = getPointeeType(ptrType);
-    SharedTile tile =
-        slotTile(b, loc, adaptor.getBuffer(), adaptor.getSlot(), ptrType, elem);
+    SharedTile tile = slotTile(b, loc, adaptor.getBuffer(), adaptor.getSlot(),
+                               ptrType.getShape(), elem);
     LinearLayout l = getLinearLayout(ptrType);
     AccessPlan p = planAccess(c, op.getPtr(), op.getMask(), ptrType);
     int32_t width = getSharedRunWidth(tile, l, p.vector);
@@ -432,7 +460,8 @@ struct AsyncCopyTilePattern : ThreadPattern<AsyncCopyTileOp> {
   }
 };
 
-/// kiln_gpu.read_tile: the slot's tile read into the result's layout.
+/// kiln_gpu.read_tile: the slot's tile (or the view of it the op names)
+/// read into the result's layout.
 struct ReadTilePattern : ThreadPattern<ReadTileOp> {
   using ThreadPattern::ThreadPattern;
   LogicalResult
@@ -441,8 +470,16 @@ struct ReadTilePattern : ThreadPattern<ReadTileOp> {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
     VectorType vt = convertedType(type);
+    ArrayRef<int64_t> tileShape =
+        op.getTileShape() ? *op.getTileShape() : type.getShape();
     SharedTile tile = slotTile(b, loc, adaptor.getBuffer(), adaptor.getSlot(),
-                               type, vt.getElementType());
+                               tileShape, vt.getElementType());
+    if (op.getTileShape() || op.getOrder())
+      tile.where = viewToTile(type.getShape(),
+                              op.getOrder() ? *op.getOrder()
+                                            : ArrayRef<int32_t>(),
+                              tileShape)
+                       .compose(tile.where);
     b.replaceOp(op, loadSharedTile(b, loc, *c.target, tile,
                                    getLinearLayout(type), vt,
                                    type.getEncoding()));

@@ -113,10 +113,53 @@ void storeSharedTile(OpBuilder &b, Location loc, const GPUTarget &target,
 
 namespace {
 
+/// Whether `shared_load_matrix` (`frag / 2` matrices of 8x8 16-bit
+/// elements, transposed or not) delivers to every lane exactly the
+/// fragment registers 0 .. frag - 1 that `toOffset` places (warp 0), when
+/// lane l addresses row l % 8 of matrix l / 8 at `laneOffset(l)`; and whether
+/// every row so addressed, in every warp and instruction tile, starts on 16
+/// bytes. Written from the PTX ISA's ldmatrix: without .trans, lane l
+/// receives elements 2 (l % 4) and 2 (l % 4) + 1 of row l / 4 of each
+/// matrix; with .trans, element l / 4 of rows 2 (l % 4) and 2 (l % 4) + 1.
+bool matrixLoadDelivers(const LinearLayout &laneOffset,
+                        const LinearLayout &toOffset, int32_t frag,
+                        bool trans) {
+  auto rowStart = [&](int32_t lane) {
+    return laneOffset.apply({{dims::kLane, lane}})[0];
+  };
+  for (int32_t lane = 0; lane < 32; ++lane)
+    if (rowStart(lane) % 8)
+      return false;
+  // Other instruction tiles and warps move whole rows.
+  for (StringRef hw : {dims::kRegister, dims::kWarp}) {
+    if (!toOffset.hasInDim(hw))
+      continue;
+    for (int bit = 0; bit < toOffset.getInDimSizeLog2(hw); ++bit)
+      if ((hw != dims::kRegister || (1 << bit) >= frag) &&
+          toOffset.getBasis(hw, bit)[0] % 8)
+        return false;
+  }
+  for (int32_t lane = 0; lane < 32; ++lane)
+    for (int32_t j = 0; j < frag; ++j) {
+      int32_t matrix = j / 2;
+      int32_t source = trans ? 8 * matrix + 2 * (lane % 4) + j % 2
+                             : 8 * matrix + lane / 4;
+      int32_t column = trans ? lane / 4 : 2 * (lane % 4) + j % 2;
+      int32_t delivered = rowStart(source) ^ column;
+      if (delivered != toOffset.apply({{dims::kRegister, j},
+                                       {dims::kLane, lane}})[0])
+        return false;
+    }
+  return true;
+}
+
 /// Reads a 16-bit operand of a k=16 matrix instruction (8 registers per
 /// A tile, 4 per B tile) from the tile with one `shared_load_matrix` per
-/// instruction tile (A: 4 matrices; B: 2, transposed). Empty when it does
-/// not apply (the generic element reads are used then).
+/// instruction tile (A: 4 matrices; B: 2), transposed or not — whichever
+/// delivers the fragment from this tile's placement (a row-major tile
+/// gives A without and B with the transposition; a B read from the
+/// transposed view of a row-major tile, as K^T in attention, without).
+/// Empty when neither does (the generic element reads are used then).
 SmallVector<std::pair<int64_t, Value>>
 readMatrixOperand(OpBuilder &b, Location loc, const GPUTarget &target,
                   const SharedTile &tile, const LinearLayout &dstL,
@@ -132,44 +175,62 @@ readMatrixOperand(OpBuilder &b, Location loc, const GPUTarget &target,
   if (!instr || instr->k != 16 ||
       (isA ? instr->getARegisters() : instr->getBRegisters()) != frag)
     return {};
-  // The row each lane addresses inside an instruction tile, as a layout:
-  // A, matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k
-  // 8-15), (rows 8-15, k 8-15): lane bits 0-3 walk rows, bit 4 moves 8
-  // columns. B, transposed, (k 0-7), (k 8-15) of 8 columns: lane bits 0-3
-  // walk rows (k), bit 4 does nothing.
+  // The row each lane addresses (lane bits 0-2 walk a matrix's rows, bits 3
+  // and 4 pick the matrix), as a layout, for each way of reading. A's four
+  // matrices: (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15),
+  // (rows 8-15, k 8-15); stored rows are A's rows, or k when transposed.
+  // B's two: (k 0-7), (k 8-15) of 8 columns; stored rows are k when
+  // transposed, B's columns otherwise.
   std::string d0 = dims::tileDim(0), d1 = dims::tileDim(1);
   int32_t rows = dstL.getOutDims()[0].size, cols = dstL.getOutDims()[1].size;
-  LinearLayout laneRows(
-      {{dims::kLane.str(),
-        {{1, 0}, {2, 0}, {4, 0}, {8, 0}, {0, isA ? 8 : 0}}}},
-      {{d0, rows}, {d1, cols}});
-  LinearLayout laneOffset = laneRows.compose(tile.where);
-  LinearLayout toOffset = dstL.compose(tile.where);
-  Value lanePart = hardwareCoords(b, loc, laneOffset)[0];
-  // The warp's part of the tile's corner (lane 0).
-  Value warpPart = hardwareCoords(
-      b, loc, toOffset.sublayout({dims::kWarp}, {dims::kOffset}))[0];
-  Value base = arith::XOrIOp::create(b, loc, lanePart, warpPart);
-  auto part = VectorType::get({frag}, dstType.getElementType());
-  SmallVector<std::pair<int64_t, Value>> parts;
-  int32_t regs = dstL.getInDimSize(dims::kRegister);
-  for (int32_t r0 = 0; r0 < regs; r0 += frag) {
-    // Offsets are XOR-linear in the coordinates, and a tile's corner, the
-    // warp's share and a lane's row within the tile use disjoint bits.
-    Value element = arith::XOrIOp::create(
-        b, loc, base, i32Const(b, loc, registerCoords(toOffset, r0)[0]));
-    Value offset = arith::MulIOp::create(b, loc, element,
-                                         i32Const(b, loc, tile.elemBytes));
-    if (tile.base)
-      offset = arith::AddIOp::create(b, loc, offset, tile.base);
-    Value v = SharedLoadMatrixOp::create(
-        b, loc, part, tile.buffer, offset, b.getI32IntegerAttr(frag / 2),
-        isA ? UnitAttr() : b.getUnitAttr());
-    // Fragment register j of this tile is register r0 + j: the operand
-    // layouts put the fragment's bits lowest.
-    parts.push_back({r0, v});
+  using Bases = SmallVector<LinearLayout::Basis, 8>;
+  struct Way {
+    Bases lanes;
+    bool trans;
+  };
+  SmallVector<Way, 2> ways;
+  if (isA) {
+    ways.push_back({{{1, 0}, {2, 0}, {4, 0}, {8, 0}, {0, 8}}, false});
+    ways.push_back({{{0, 1}, {0, 2}, {0, 4}, {8, 0}, {0, 8}}, true});
+  } else {
+    ways.push_back({{{1, 0}, {2, 0}, {4, 0}, {8, 0}, {0, 0}}, true});
+    ways.push_back({{{0, 1}, {0, 2}, {0, 4}, {8, 0}, {0, 0}}, false});
   }
-  return parts;
+  LinearLayout toOffset = dstL.compose(tile.where);
+  for (const Way &way : ways) {
+    LinearLayout laneRows({{dims::kLane.str(), way.lanes}},
+                          {{d0, rows}, {d1, cols}});
+    LinearLayout laneOffset = laneRows.compose(tile.where);
+    if (!matrixLoadDelivers(laneOffset, toOffset, frag, way.trans))
+      continue;
+    Value lanePart = hardwareCoords(b, loc, laneOffset)[0];
+    // The warp's part of the tile's corner (lane 0).
+    Value warpPart = hardwareCoords(
+        b, loc, toOffset.sublayout({dims::kWarp}, {dims::kOffset}))[0];
+    Value base = arith::XOrIOp::create(b, loc, lanePart, warpPart);
+    auto part = VectorType::get({frag}, dstType.getElementType());
+    SmallVector<std::pair<int64_t, Value>> parts;
+    int32_t regs = dstL.getInDimSize(dims::kRegister);
+    for (int32_t r0 = 0; r0 < regs; r0 += frag) {
+      // Offsets are XOR-linear in the coordinates, and a tile's corner,
+      // the warp's share and a lane's row within the tile use disjoint
+      // bits.
+      Value element = arith::XOrIOp::create(
+          b, loc, base, i32Const(b, loc, registerCoords(toOffset, r0)[0]));
+      Value offset = arith::MulIOp::create(b, loc, element,
+                                           i32Const(b, loc, tile.elemBytes));
+      if (tile.base)
+        offset = arith::AddIOp::create(b, loc, offset, tile.base);
+      Value v = SharedLoadMatrixOp::create(
+          b, loc, part, tile.buffer, offset, b.getI32IntegerAttr(frag / 2),
+          way.trans ? b.getUnitAttr() : UnitAttr());
+      // Fragment register j of this tile is register r0 + j: the operand
+      // layouts put the fragment's bits lowest.
+      parts.push_back({r0, v});
+    }
+    return parts;
+  }
+  return {};
 }
 
 } // namespace

@@ -12,6 +12,9 @@
 #ifdef KILN_HAVE_NVPTX_BACKEND
 #include "codegen/nvptx/NVPTXBackend.h"
 #endif
+#ifdef KILN_HAVE_AMDGPU_TARGETS
+#include "codegen/amdgpu/AMDGPUTargets.h"
+#endif
 #ifdef KILN_HAVE_EMU_BACKEND
 #include "codegen/emu/EmuPasses.h"
 #endif
@@ -23,6 +26,9 @@ void kiln::registerBuiltinBackends() {
 #endif
 #ifdef KILN_HAVE_NVPTX_BACKEND
     nvptx::registerNVPTXBackend();
+#endif
+#ifdef KILN_HAVE_AMDGPU_TARGETS
+    amdgpu::registerAMDGPUTargets();
 #endif
 #ifdef KILN_HAVE_EMU_BACKEND
     // After the GPU backends: it emulates the archs they register.

@@ -20,6 +20,25 @@
 //                        B (32x8):  row 4t + (i & 3) + 16 [i >= 4], col g
 //   C and D (16x8, f32 or s32): row g + 8 [i >= 2], col 2t + (i & 1)
 //
+// AMD, the CDNA3 and RDNA3/RDNA4 ISA guides' matrix layouts (as AMD's Matrix
+// Instruction Calculator prints them). Lane l, element i (E operand
+// elements per lane):
+//
+//   MFMA 32x32xK  A: row l % 32, col E (l / 32) + i;  B: row E (l / 32) + i,
+//                 col l % 32;  D (16): row 8 (i / 4) + 4 (l / 32) + i % 4,
+//                 col l % 32
+//   MFMA 16x16xK  A: row l % 16, col E (l / 16) + i;  B: row E (l / 16) + i,
+//                 col l % 16;  D (4): row 4 (l / 16) + i, col l % 16
+//   WMMA gfx11    A: row l % 16, col i (16 elements);  B: row i, col l % 16;
+//                 lanes 16-31 must repeat lanes 0-15 (checked);
+//                 D (8): row 2 i + l / 16, col l % 16
+//   WMMA gfx12    16-bit A: row l % 16, col 4 (l / 16) + 8 (i / 4) + i % 4;
+//                 8-bit A: col 8 (l / 16) + i; B likewise transposed;
+//                 D (8): row 8 (l / 16) + i, col l % 16
+//
+// xf32 operands are read as tf32 (the stage rounds them first); gfx950's
+// fp8 is OCP E4M3/E5M2, as NVIDIA's.
+//
 // D = A B + C; products and sums are computed exactly (integers, wrapping
 // at 32 bits) or in double precision and rounded once to f32 — within what
 // the hardware's unspecified accumulation order allows. tf32 operands use
@@ -37,11 +56,27 @@ using namespace kiln::rt::detail;
 
 namespace {
 
-enum class Elem { F16, BF16, TF32, S8, E4M3, E5M2 };
+enum class Elem { F16, BF16, TF32, F32, S8, E4M3, E5M2 };
+
+/// Whose layout tables apply.
+enum class Family { NvMma, Mfma, WmmaGfx11, WmmaGfx12 };
 
 struct Shape {
   int M, N, K;
 };
+
+int elemBytes(Elem E) {
+  switch (E) {
+  case Elem::F16:
+  case Elem::BF16:
+    return 2;
+  case Elem::TF32:
+  case Elem::F32:
+    return 4;
+  default:
+    return 1;
+  }
+}
 
 double decodeF16(uint16_t H) {
   int Sign = H >> 15, Exp = (H >> 10) & 0x1f, Man = H & 0x3ff;
@@ -105,6 +140,11 @@ double element(const void *Regs, int I, Elem E) {
     std::memcpy(&W, P + 4 * I, 4);
     return decodeTF32(W);
   }
+  case Elem::F32: {
+    float F;
+    std::memcpy(&F, P + 4 * I, 4);
+    return F;
+  }
   case Elem::S8:
     return double(int8_t(P[I]));
   case Elem::E4M3:
@@ -115,57 +155,141 @@ double element(const void *Regs, int I, Elem E) {
   return 0;
 }
 
-/// Row and column of fragment element `I` of lane `L` (the tables above).
-void aCoord(const Shape &S, int L, int I, int &Row, int &Col) {
-  int G = L >> 2, T = L & 3;
-  if (S.K == 16) {
-    Row = G + ((I == 2 || I == 3 || I == 6 || I == 7) ? 8 : 0);
-    Col = 2 * T + (I & 1) + (I >= 4 ? 8 : 0);
-  } else if (S.K == 8) {
-    Row = G + ((I == 1 || I == 3) ? 8 : 0);
-    Col = T + (I >= 2 ? 4 : 0);
-  } else {
-    Row = G + (((I >= 4 && I < 8) || I >= 12) ? 8 : 0);
-    Col = 4 * T + (I & 3) + (I >= 8 ? 16 : 0);
+struct InstrInfo {
+  const char *Name;
+  Family F;
+  Shape S;
+  Elem E;
+  bool IntAcc;
+  int Lanes;
+};
+
+/// Elements of A, B and C/D that one lane holds.
+int aElems(const InstrInfo &In) {
+  return In.F == Family::WmmaGfx11 ? In.S.K : In.S.M * In.S.K / In.Lanes;
+}
+int bElems(const InstrInfo &In) {
+  return In.F == Family::WmmaGfx11 ? In.S.K : In.S.K * In.S.N / In.Lanes;
+}
+int cElems(const InstrInfo &In) { return In.S.M * In.S.N / In.Lanes; }
+
+/// Row and column of element `I` of lane `L` (the tables above).
+void aCoord(const InstrInfo &In, int L, int I, int &Row, int &Col) {
+  const Shape &S = In.S;
+  switch (In.F) {
+  case Family::NvMma: {
+    int G = L >> 2, T = L & 3;
+    if (S.K == 16) {
+      Row = G + ((I == 2 || I == 3 || I == 6 || I == 7) ? 8 : 0);
+      Col = 2 * T + (I & 1) + (I >= 4 ? 8 : 0);
+    } else if (S.K == 8) {
+      Row = G + ((I == 1 || I == 3) ? 8 : 0);
+      Col = T + (I >= 2 ? 4 : 0);
+    } else {
+      Row = G + (((I >= 4 && I < 8) || I >= 12) ? 8 : 0);
+      Col = 4 * T + (I & 3) + (I >= 8 ? 16 : 0);
+    }
+    return;
+  }
+  case Family::Mfma: {
+    int E = aElems(In);
+    Row = L % S.M;
+    Col = E * (L / S.M) + I;
+    return;
+  }
+  case Family::WmmaGfx11:
+    Row = L % 16;
+    Col = I;
+    return;
+  case Family::WmmaGfx12:
+    Row = L % 16;
+    Col = elemBytes(In.E) == 1 ? 8 * (L / 16) + I
+                               : 4 * (L / 16) + 8 * (I / 4) + I % 4;
+    return;
   }
 }
 
-void bCoord(const Shape &S, int L, int I, int &Row, int &Col) {
-  int G = L >> 2, T = L & 3;
-  Col = G;
-  if (S.K == 16)
-    Row = 2 * T + (I & 1) + (I >= 2 ? 8 : 0);
-  else if (S.K == 8)
-    Row = T + (I == 1 ? 4 : 0);
-  else
-    Row = 4 * T + (I & 3) + (I >= 4 ? 16 : 0);
+void bCoord(const InstrInfo &In, int L, int I, int &Row, int &Col) {
+  const Shape &S = In.S;
+  switch (In.F) {
+  case Family::NvMma: {
+    int G = L >> 2, T = L & 3;
+    Col = G;
+    if (S.K == 16)
+      Row = 2 * T + (I & 1) + (I >= 2 ? 8 : 0);
+    else if (S.K == 8)
+      Row = T + (I == 1 ? 4 : 0);
+    else
+      Row = 4 * T + (I & 3) + (I >= 4 ? 16 : 0);
+    return;
+  }
+  case Family::Mfma:
+  case Family::WmmaGfx11:
+  case Family::WmmaGfx12:
+    // B's (k, column) is A's (row, k) transposed, N for M.
+    aCoord(In, L, I, Col, Row);
+    return;
+  }
 }
 
-void cCoord(int L, int I, int &Row, int &Col) {
-  int G = L >> 2, T = L & 3;
-  Row = G + (I >= 2 ? 8 : 0);
-  Col = 2 * T + (I & 1);
+void cCoord(const InstrInfo &In, int L, int I, int &Row, int &Col) {
+  switch (In.F) {
+  case Family::NvMma: {
+    int G = L >> 2, T = L & 3;
+    Row = G + (I >= 2 ? 8 : 0);
+    Col = 2 * T + (I & 1);
+    return;
+  }
+  case Family::Mfma:
+    Col = L % In.S.M;
+    Row = In.S.M == 32 ? 8 * (I / 4) + 4 * (L / 32) + I % 4
+                       : 4 * (L / 16) + I;
+    return;
+  case Family::WmmaGfx11:
+    Row = 2 * I + L / 16;
+    Col = L % 16;
+    return;
+  case Family::WmmaGfx12:
+    Row = 8 * (L / 16) + I;
+    Col = L % 16;
+    return;
+  }
 }
 
-bool nvidiaMma(const Shape &S, Elem E, bool IntAcc, const void *const *A,
-               const void *const *B, const void *const *C, void *const *D) {
-  int ARegs = S.M * S.K / 32, BRegs = S.K * S.N / 32, CRegs = S.M * S.N / 32;
+bool matrixProduct(const InstrInfo &In, const void *const *A, const void *const *B,
+                   const void *const *C, void *const *D, std::string &Message) {
+  const Shape &S = In.S;
+  int ARegs = aElems(In), BRegs = bElems(In), CRegs = cElems(In);
+  if (In.F == Family::WmmaGfx11) {
+    // The upper half-wave repeats the lower one's operands.
+    size_t ABytes = size_t(ARegs * elemBytes(In.E)),
+           BBytes = size_t(BRegs * elemBytes(In.E));
+    for (int L = 16; L < 32; ++L)
+      if (std::memcmp(A[L], A[L - 16], ABytes) ||
+          std::memcmp(B[L], B[L - 16], BBytes)) {
+        Message = "matrix instruction '" + std::string(In.Name) + "': lane " +
+                  std::to_string(L) + " holds other operands than lane " +
+                  std::to_string(L - 16) +
+                  " (lanes 16-31 must repeat lanes 0-15)";
+        return false;
+      }
+  }
   std::vector<double> MA(size_t(S.M * S.K)), MB(size_t(S.K * S.N)),
       MC(size_t(S.M * S.N));
-  std::vector<int64_t> IA(MA.size()), IB(MB.size()), IC(MC.size());
-  for (int L = 0; L < 32; ++L) {
+  std::vector<int64_t> IC(MC.size());
+  for (int L = 0; L < In.Lanes; ++L) {
     int R, Cl;
     for (int I = 0; I < ARegs; ++I) {
-      aCoord(S, L, I, R, Cl);
-      MA[size_t(R * S.K + Cl)] = element(A[L], I, E);
+      aCoord(In, L, I, R, Cl);
+      MA[size_t(R * S.K + Cl)] = element(A[L], I, In.E);
     }
     for (int I = 0; I < BRegs; ++I) {
-      bCoord(S, L, I, R, Cl);
-      MB[size_t(R * S.N + Cl)] = element(B[L], I, E);
+      bCoord(In, L, I, R, Cl);
+      MB[size_t(R * S.N + Cl)] = element(B[L], I, In.E);
     }
     for (int I = 0; I < CRegs; ++I) {
-      cCoord(L, I, R, Cl);
-      if (IntAcc) {
+      cCoord(In, L, I, R, Cl);
+      if (In.IntAcc) {
         int32_t V;
         std::memcpy(&V, static_cast<const uint8_t *>(C[L]) + 4 * I, 4);
         IC[size_t(R * S.N + Cl)] = V;
@@ -176,12 +300,12 @@ bool nvidiaMma(const Shape &S, Elem E, bool IntAcc, const void *const *A,
       }
     }
   }
-  for (int L = 0; L < 32; ++L)
+  for (int L = 0; L < In.Lanes; ++L)
     for (int I = 0; I < CRegs; ++I) {
       int R, Cl;
-      cCoord(L, I, R, Cl);
+      cCoord(In, L, I, R, Cl);
       auto *Out = static_cast<uint8_t *>(D[L]) + 4 * I;
-      if (IntAcc) {
+      if (In.IntAcc) {
         uint32_t Sum = uint32_t(IC[size_t(R * S.N + Cl)]);
         for (int K = 0; K < S.K; ++K)
           Sum += uint32_t(int32_t(MA[size_t(R * S.K + K)]) *
@@ -205,27 +329,52 @@ bool kiln::rt::detail::emulateMatrixInstr(const std::string &Instr, int Lanes,
                                           const void *const *B,
                                           const void *const *C,
                                           void *const *D, std::string &Message) {
-  struct Known {
-    const char *Name;
-    Shape S;
-    Elem E;
-    bool IntAcc;
+  static const InstrInfo Table[] = {
+      {"nv.mma.m16n8k16.f16", Family::NvMma, {16, 8, 16}, Elem::F16, false, 32},
+      {"nv.mma.m16n8k16.bf16", Family::NvMma, {16, 8, 16}, Elem::BF16, false, 32},
+      {"nv.mma.m16n8k8.tf32", Family::NvMma, {16, 8, 8}, Elem::TF32, false, 32},
+      {"nv.mma.m16n8k32.s8", Family::NvMma, {16, 8, 32}, Elem::S8, true, 32},
+      {"nv.mma.m16n8k32.e4m3", Family::NvMma, {16, 8, 32}, Elem::E4M3, false, 32},
+      {"nv.mma.m16n8k32.e5m2", Family::NvMma, {16, 8, 32}, Elem::E5M2, false, 32},
+      // CDNA (wave64).
+      {"amd.mfma.32x32x8.f16", Family::Mfma, {32, 32, 8}, Elem::F16, false, 64},
+      {"amd.mfma.16x16x16.f16", Family::Mfma, {16, 16, 16}, Elem::F16, false, 64},
+      {"amd.mfma.32x32x8.bf16", Family::Mfma, {32, 32, 8}, Elem::BF16, false, 64},
+      {"amd.mfma.16x16x16.bf16", Family::Mfma, {16, 16, 16}, Elem::BF16, false, 64},
+      {"amd.mfma.32x32x16.f16", Family::Mfma, {32, 32, 16}, Elem::F16, false, 64},
+      {"amd.mfma.16x16x32.f16", Family::Mfma, {16, 16, 32}, Elem::F16, false, 64},
+      {"amd.mfma.32x32x16.bf16", Family::Mfma, {32, 32, 16}, Elem::BF16, false, 64},
+      {"amd.mfma.16x16x32.bf16", Family::Mfma, {16, 16, 32}, Elem::BF16, false, 64},
+      {"amd.mfma.32x32x4.xf32", Family::Mfma, {32, 32, 4}, Elem::TF32, false, 64},
+      {"amd.mfma.16x16x8.xf32", Family::Mfma, {16, 16, 8}, Elem::TF32, false, 64},
+      {"amd.mfma.32x32x2.f32", Family::Mfma, {32, 32, 2}, Elem::F32, false, 64},
+      {"amd.mfma.16x16x4.f32", Family::Mfma, {16, 16, 4}, Elem::F32, false, 64},
+      {"amd.mfma.32x32x2.f32.tf32", Family::Mfma, {32, 32, 2}, Elem::F32, false, 64},
+      {"amd.mfma.16x16x4.f32.tf32", Family::Mfma, {16, 16, 4}, Elem::F32, false, 64},
+      {"amd.mfma.32x32x8.i8", Family::Mfma, {32, 32, 8}, Elem::S8, true, 64},
+      {"amd.mfma.16x16x16.i8", Family::Mfma, {16, 16, 16}, Elem::S8, true, 64},
+      {"amd.mfma.32x32x16.i8", Family::Mfma, {32, 32, 16}, Elem::S8, true, 64},
+      {"amd.mfma.16x16x32.i8", Family::Mfma, {16, 16, 32}, Elem::S8, true, 64},
+      {"amd.mfma.32x32x16.fp8", Family::Mfma, {32, 32, 16}, Elem::E4M3, false, 64},
+      {"amd.mfma.16x16x32.fp8", Family::Mfma, {16, 16, 32}, Elem::E4M3, false, 64},
+      {"amd.mfma.32x32x16.bf8", Family::Mfma, {32, 32, 16}, Elem::E5M2, false, 64},
+      {"amd.mfma.16x16x32.bf8", Family::Mfma, {16, 16, 32}, Elem::E5M2, false, 64},
+      // RDNA (wave32).
+      {"amd.wmma.gfx11.f16", Family::WmmaGfx11, {16, 16, 16}, Elem::F16, false, 32},
+      {"amd.wmma.gfx11.bf16", Family::WmmaGfx11, {16, 16, 16}, Elem::BF16, false, 32},
+      {"amd.wmma.gfx11.i8", Family::WmmaGfx11, {16, 16, 16}, Elem::S8, true, 32},
+      {"amd.wmma.gfx12.f16", Family::WmmaGfx12, {16, 16, 16}, Elem::F16, false, 32},
+      {"amd.wmma.gfx12.bf16", Family::WmmaGfx12, {16, 16, 16}, Elem::BF16, false, 32},
+      {"amd.wmma.gfx12.i8", Family::WmmaGfx12, {16, 16, 16}, Elem::S8, true, 32},
   };
-  static const Known Table[] = {
-      {"nv.mma.m16n8k16.f16", {16, 8, 16}, Elem::F16, false},
-      {"nv.mma.m16n8k16.bf16", {16, 8, 16}, Elem::BF16, false},
-      {"nv.mma.m16n8k8.tf32", {16, 8, 8}, Elem::TF32, false},
-      {"nv.mma.m16n8k32.s8", {16, 8, 32}, Elem::S8, true},
-      {"nv.mma.m16n8k32.e4m3", {16, 8, 32}, Elem::E4M3, false},
-      {"nv.mma.m16n8k32.e5m2", {16, 8, 32}, Elem::E5M2, false},
-  };
-  for (const Known &K : Table)
-    if (Instr == K.Name) {
-      if (Lanes != 32) {
-        Message = "matrix instruction '" + Instr + "' needs 32 lanes per warp";
+  for (const InstrInfo &In : Table)
+    if (Instr == In.Name) {
+      if (Lanes != In.Lanes) {
+        Message = "matrix instruction '" + Instr + "' needs " +
+                  std::to_string(In.Lanes) + " lanes per warp";
         return false;
       }
-      return nvidiaMma(K.S, K.E, K.IntAcc, A, B, C, D);
+      return matrixProduct(In, A, B, C, D, Message);
     }
   Message = "matrix instruction '" + Instr + "' is not emulated";
   return false;

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../../runtime/lib/EmuDevice.h"
+#include "MatrixTestValues.h"
 
 #include <gtest/gtest.h>
 
@@ -17,61 +18,15 @@
 #include <vector>
 
 using namespace kiln::rt::detail;
+using namespace kiln::test;
 
 namespace {
-
-enum class Kind { F16, BF16, TF32, S8, E4M3, E5M2 };
 
 struct Case {
   const char *Instr;
   int K;
   Kind Elem;
 };
-
-/// Encodes a small integer (|v| <= 8) in the operand type.
-void encode(Kind E, int V, uint8_t *Out) {
-  float F = float(V);
-  uint32_t Bits;
-  std::memcpy(&Bits, &F, 4);
-  switch (E) {
-  case Kind::F16: {
-    // Small integers: exponent rebias from 127 to 15, mantissa cut.
-    uint16_t H = V == 0 ? 0
-                        : uint16_t(((Bits >> 16) & 0x8000) |
-                                   ((((Bits >> 23) & 0xff) - 112) << 10) |
-                                   ((Bits >> 13) & 0x3ff));
-    std::memcpy(Out, &H, 2);
-    return;
-  }
-  case Kind::BF16: {
-    uint16_t H = uint16_t(Bits >> 16);
-    std::memcpy(Out, &H, 2);
-    return;
-  }
-  case Kind::TF32:
-    std::memcpy(Out, &Bits, 4);
-    return;
-  case Kind::S8:
-    Out[0] = uint8_t(int8_t(V));
-    return;
-  case Kind::E4M3:
-  case Kind::E5M2: {
-    int ManBits = E == Kind::E4M3 ? 3 : 2, Bias = E == Kind::E4M3 ? 7 : 15;
-    if (V == 0) {
-      Out[0] = 0;
-      return;
-    }
-    int Exp = int((Bits >> 23) & 0xff) - 127 + Bias;
-    uint32_t Man = (Bits >> (23 - ManBits)) & ((1u << ManBits) - 1);
-    Out[0] = uint8_t(((Bits >> 31) << 7) | (uint32_t(Exp) << ManBits) | Man);
-    return;
-  }
-  }
-}
-
-size_t elemBytes(Kind E) {
-  return E == Kind::F16 || E == Kind::BF16 ? 2 : E == Kind::TF32 ? 4 : 1;
-}
 
 // The PTX ISA's fragment figures (g = lane >> 2, t = lane % 4).
 void aPos(int K, int L, int I, int &R, int &C) {

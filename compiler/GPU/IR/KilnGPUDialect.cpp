@@ -165,6 +165,25 @@ LogicalResult AsyncCopyTileOp::verify() {
 LogicalResult ReadTileOp::verify() {
   if (!getLayout(getType()))
     return emitOpError("needs a distributed layout on the result");
+  RankedTensorType type = getType();
+  if (std::optional<ArrayRef<int64_t>> shape = getTileShape()) {
+    int64_t n = 1;
+    for (int64_t d : *shape)
+      n *= d;
+    if (n != type.getNumElements())
+      return emitOpError("tile_shape has ")
+             << n << " elements, the result " << type.getNumElements();
+  }
+  if (std::optional<ArrayRef<int32_t>> order = getOrder()) {
+    SmallVector<int32_t> sorted(order->begin(), order->end());
+    llvm::sort(sorted);
+    if (int64_t(sorted.size()) != type.getRank() ||
+        llvm::any_of(llvm::enumerate(sorted), [](auto e) {
+          return e.value() != int32_t(e.index());
+        }))
+      return emitOpError("order must be a permutation of the result's ")
+             << type.getRank() << " dimensions";
+  }
   return success();
 }
 

@@ -88,12 +88,25 @@ def KilnGPU_ReadTileOp : KilnGPU_Op<"read_tile"> {
     as the result's layout says. For a matrix-instruction operand layout
     the per-thread form reads it with the target's matrix loads.
 
+    The slot may hold a view of the result: with `tile_shape` (the stored
+    tile's shape; the result's by default) and `order` (identity by
+    default), the result is the stored tile reshaped, row-major, to the
+    shape whose dimension `order[i]` is the result's dimension `i`, then
+    transposed by `order` (`kiln.reshape`, then `kiln.trans`). Reading the
+    view directly places each element where the result's layout wants it,
+    with no layout conversion after the read.
+
     ```mlir
     %a = kiln_gpu.read_tile %buf[%slot] : tensor<64x32xf16, #operand>
+    // K^T of a [1, 32, 64] tile of K, as the B operand of a dot.
+    %b = kiln_gpu.read_tile %kbuf[%slot] {tile_shape = array<i64: 1, 32, 64>,
+        order = array<i32: 1, 0>} : tensor<64x32xf16, #operand_b>
     ```
   }];
   let arguments = (ins Arg<KilnGPU_SharedBufferType, "", [MemRead]>:$buffer,
-                       I32:$slot);
+                       I32:$slot,
+                       OptionalAttr<DenseI64ArrayAttr>:$tile_shape,
+                       OptionalAttr<DenseI32ArrayAttr>:$order);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$buffer `[` $slot `]` attr-dict `:` type($result)";
   let hasVerifier = 1;

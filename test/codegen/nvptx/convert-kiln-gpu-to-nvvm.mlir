@@ -108,3 +108,58 @@ module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
     return
   }
 }
+
+// -----
+
+// exp2 is the hardware's ex2.approx.f32 (not exp(x * ln 2), which misses
+// docs/language.md 9.4's bound for large x), one per element of a vector; f16
+// goes through f32. Other functions are expanded into arithmetic: no call.
+// CHECK-LABEL: llvm.func @math(
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%{{.*}}) : (f32) -> f32
+// CHECK: llvm.fpext %{{.*}} : f16 to f32
+// CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// CHECK-NEXT: llvm.fptrunc %{{.*}} : f32 to f16
+// CHECK-COUNT-2: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// CHECK-NOT: llvm.call
+// CHECK: llvm.return
+module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
+  func.func @math(%x: f32, %h: f16, %v: vector<2xf32>, %p: i64) attributes {kiln.kernel} {
+    %a = math.exp2 %x : f32
+    %b = math.exp2 %h : f16
+    %c = math.exp2 %v : vector<2xf32>
+    %d = math.exp %a : f32
+    %e = math.log %d : f32
+    %bb = arith.extf %b : f16 to f32
+    %s = arith.addf %e, %bb : f32
+    %c0 = vector.extract %c[0] : f32 from vector<2xf32>
+    %t = arith.addf %s, %c0 : f32
+    %tv = vector.broadcast %t : f32 to vector<1xf32>
+    kiln_gpu.store %p, %tv alignment 4 : vector<1xf32>
+    return
+  }
+}
+
+// -----
+
+// sin and cos: k = roundeven(x * 2/pi), x - k * pi/2 with pi/2 in three
+// parts (three fused multiply-adds), polynomials, the quadrant from k in
+// floating point. No call, no conversion to an integer.
+// CHECK-LABEL: llvm.func @trig(
+// CHECK-DAG: llvm.mlir.constant(0.636619746 : f32)
+// CHECK-DAG: llvm.mlir.constant(1.57079637 : f32)
+// CHECK-DAG: llvm.mlir.constant(-4.37113883E-8 : f32)
+// CHECK-DAG: llvm.mlir.constant(-1.71512451E-15 : f32)
+// CHECK-COUNT-3: llvm.intr.fma
+// CHECK-NOT: llvm.call
+// CHECK-NOT: llvm.fptosi
+// CHECK: llvm.return
+module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
+  func.func @trig(%x: f32, %p: i64) attributes {kiln.kernel} {
+    %s = math.sin %x : f32
+    %c = math.cos %x : f32
+    %t = arith.addf %s, %c : f32
+    %tv = vector.broadcast %t : f32 to vector<1xf32>
+    kiln_gpu.store %p, %tv alignment 4 : vector<1xf32>
+    return
+  }
+}
