@@ -262,8 +262,8 @@ private:
   }
 
   /// The accumulator layout of the target's matrix instruction for `dot`
-  /// (warps along M first, then N; all along M when the rows should stay
-  /// whole per warp and there are enough of them), or null when there is
+  /// (warps along M first, then N; as many along M as there are instruction
+  /// rows when the rows should stay whole per warp), or null when there is
   /// none.
   MmaAttr chooseMma(kiln::DotOp dot) {
     auto a = cast<RankedTensorType>(dot.getA().getType());
@@ -278,8 +278,11 @@ private:
     if (!instr)
       return {};
     int32_t wm = 1, wn = 1;
-    if (keepsRowsInWarps(dot) && m / instr->m >= warps)
-      return MmaAttr::get(ctx, instr->name, {warps, 1});
+    if (keepsRowsInWarps(dot)) {
+      // As many warps along M as there are instruction rows, the rest on N.
+      int32_t rowsOfWarps = int32_t(std::min<int64_t>(warps, m / instr->m));
+      return MmaAttr::get(ctx, instr->name, {rowsOfWarps, warps / rowsOfWarps});
+    }
     while (wm * wn < warps) {
       int64_t tilesM = m / (instr->m * wm), tilesN = n / (instr->n * wn);
       if (tilesM >= tilesN && tilesM > 1)

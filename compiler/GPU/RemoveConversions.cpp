@@ -9,6 +9,8 @@
 // that for every conversion whose source is such a chain (of at most
 // `kMaxChain` ops, without memory accesses), then lets CSE merge the
 // copies. Conversions of loaded data, reductions and matrix products stay.
+// Then a loop-carried tile that its loop computes from values converted in
+// from one layout moves to that layout (retypeLoopCarried).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,8 +19,12 @@
 #include "compiler/GPU/Passes.h"
 #include "compiler/GPU/StageUtils.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+
+#include "llvm/ADT/SetVector.h"
 
 namespace kiln::gpu {
 #define GEN_PASS_DEF_TILEGPUREMOVECONVERSIONS
@@ -106,6 +112,136 @@ private:
   DenseMap<std::pair<Value, Attribute>, Value> done;
 };
 
+/// A loop-carried tile kept in the layout its loop computes it in. An
+/// iter arg that nothing anchored keeps its init's layout X (attention's
+/// running row sum: a default blocked layout), while each iteration
+/// computes it — through ops that compute in any layout — from values
+/// converted in from another layout Y (the row slices of the products):
+/// two round trips per iteration. When the iter arg's uses and the chain
+/// from it to its yield are only such ops and conversions, the arg, the
+/// chain and the loop's result move to Y; the conversions into the chain
+/// go (or become conversions to Y), and X remains only before the loop
+/// (the init, converted once) and after it (the result, converted once).
+/// True if it changed the loop.
+bool retypeLoopCarried(scf::ForOp loop, unsigned i) {
+  Block *body = loop.getBody();
+  BlockArgument arg = loop.getRegionIterArg(i);
+  auto type = dyn_cast<RankedTensorType>(arg.getType());
+  if (!type || !getLayout(type))
+    return false;
+  Attribute x = type.getEncoding();
+  Operation *yield = body->getTerminator();
+  // The chain: any-layout ops of the body, in X, between the arg and the
+  // yield; their other inputs must be conversions (or splat constants).
+  SetVector<Operation *> chain;
+  SmallVector<ConvertLayoutOp> inputs;
+  SmallVector<Value> work{yield->getOperand(i)};
+  DenseSet<Value> seen;
+  bool reachesArg = false;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    if (v == arg) {
+      reachesArg = true;
+      continue;
+    }
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != body)
+      return false;
+    if (auto c = dyn_cast<ConvertLayoutOp>(def)) {
+      inputs.push_back(c);
+      continue;
+    }
+    if (auto cst = dyn_cast<arith::ConstantOp>(def)) {
+      if (!isa<SplatElementsAttr>(cst.getValue()))
+        return false;
+      chain.insert(def);
+      continue;
+    }
+    if (!computesInAnyLayout(def) || def->getNumResults() != 1 ||
+        def->getResult(0).getType() != type)
+      return false;
+    chain.insert(def);
+    for (Value operand : def->getOperands())
+      if (isa<RankedTensorType>(operand.getType()))
+        work.push_back(operand);
+  }
+  if (!reachesArg || inputs.empty())
+    return false;
+  // Y: the layout most inputs convert from.
+  DenseMap<Attribute, unsigned> votes;
+  for (ConvertLayoutOp c : inputs)
+    ++votes[c.getSrc().getType().getEncoding()];
+  Attribute y;
+  unsigned best = 0;
+  for (ConvertLayoutOp c : inputs) {
+    Attribute l = c.getSrc().getType().getEncoding();
+    if (l != x && votes[l] > best)
+      y = l, best = votes[l];
+  }
+  if (!y)
+    return false;
+  // Every use of the arg and of the chain stays inside: the chain, the
+  // yield (this operand only) or a conversion.
+  auto usesStayInside = [&](Value v) {
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (chain.contains(user) || isa<ConvertLayoutOp>(user))
+        continue;
+      if (user == yield && use.getOperandNumber() == i)
+        continue;
+      return false;
+    }
+    return true;
+  };
+  if (!usesStayInside(arg) ||
+      llvm::any_of(chain, [&](Operation *op) {
+        return !usesStayInside(op->getResult(0));
+      }))
+    return false;
+
+  RankedTensorType newType = withLayout(type, y);
+  OpBuilder b(loop);
+  // Before the loop: the init, once.
+  Value init = loop.getInitArgs()[i];
+  loop.getInitArgsMutable()[i].set(
+      ConvertLayoutOp::create(b, loop.getLoc(), newType, init));
+  arg.setType(newType);
+  for (Operation *op : chain) {
+    if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+      auto splat = cast<SplatElementsAttr>(cst.getValue());
+      cst.setValueAttr(
+          SplatElementsAttr::get(newType, splat.getSplatValue<Attribute>()));
+    }
+    op->getResult(0).setType(newType);
+  }
+  // The conversions into the chain now convert to Y (nothing, from Y).
+  for (ConvertLayoutOp c : inputs) {
+    if (c->use_empty())
+      continue;
+    OpBuilder cb(c);
+    Value src = c.getSrc();
+    Value toY = src.getType() == newType
+                    ? src
+                    : ConvertLayoutOp::create(cb, c.getLoc(), newType, src)
+                          .getResult();
+    c.getResult().replaceUsesWithIf(toY, [&](OpOperand &use) {
+      return chain.contains(use.getOwner()) ||
+             (use.getOwner() == yield && use.getOperandNumber() == i);
+    });
+    if (c->use_empty())
+      c.erase();
+  }
+  // After the loop: the result, once, in X for its users.
+  Value result = loop.getResult(i);
+  result.setType(newType);
+  b.setInsertionPointAfter(loop);
+  auto back = ConvertLayoutOp::create(b, loop.getLoc(), type, result);
+  result.replaceAllUsesExcept(back.getResult(), back);
+  return true;
+}
+
 struct RemoveConversionsPass
     : public kiln::gpu::impl::TileGPURemoveConversionsBase<
           RemoveConversionsPass> {
@@ -123,6 +259,12 @@ struct RemoveConversionsPass
       convert.replaceAllUsesWith(v);
       convert.erase();
     }
+    // Loop-carried tiles in the layout their loop computes them in.
+    SmallVector<scf::ForOp> loops;
+    getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    for (scf::ForOp loop : loops)
+      for (unsigned i = 0; i < loop.getNumRegionIterArgs(); ++i)
+        retypeLoopCarried(loop, i);
     // Producers left without users go.
     bool changed = true;
     while (changed) {

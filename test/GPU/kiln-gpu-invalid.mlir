@@ -112,3 +112,21 @@ func.func @read_plain(%buf: !kiln_gpu.shared, %slot: i32) {
   %t = kiln_gpu.read_tile %buf[%slot] : tensor<128xf16>
   return
 }
+
+// -----
+
+#blocked = #kiln_gpu.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerBlock = [4, 1], order = [1, 0]>
+func.func @read_view_size(%buf: !kiln_gpu.shared, %slot: i32) {
+  // expected-error @below {{tile_shape has 128 elements, the result 256}}
+  %t = kiln_gpu.read_tile %buf[%slot] {tile_shape = array<i64: 1, 8, 16>} : tensor<16x16xf16, #blocked>
+  return
+}
+
+// -----
+
+#blocked = #kiln_gpu.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerBlock = [4, 1], order = [1, 0]>
+func.func @read_view_order(%buf: !kiln_gpu.shared, %slot: i32) {
+  // expected-error @below {{order must be a permutation of the result's 2 dimensions}}
+  %t = kiln_gpu.read_tile %buf[%slot] {order = array<i32: 1, 1>} : tensor<16x16xf16, #blocked>
+  return
+}

@@ -60,8 +60,9 @@ BlockedAttr getCoalescedLayout(mlir::MLIRContext *ctx,
 
 /// The layout of a tile of `shape` in shared memory: a map from `offset`
 /// (in elements) to the tile's coordinates, bijective. Row-major, except
-/// that for 2-d tiles the 16-byte chunks of a row are XOR-swizzled with the
-/// row's low bits (rows that share a 128-byte bank line share a phase), so
+/// that the 16-byte chunks of a row (the last dimension; rows are the
+/// second-to-last) are XOR-swizzled with the row's low bits (rows that
+/// share a 128-byte bank line share a phase), so
 /// that the threads reading one column — or eight rows of 16 bytes, as a
 /// matrix load does — hit different banks.
 LinearLayout getSharedLayout(llvm::ArrayRef<int32_t> shape, int64_t elemBytes);

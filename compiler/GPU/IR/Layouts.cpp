@@ -328,21 +328,24 @@ LinearLayout kiln::gpu::getSharedLayout(ArrayRef<int32_t> shape,
       b[d] = c;
       offset.bases.push_back(std::move(b));
     }
-  if (rank == 2 && elemBytes <= 16) {
+  if (rank >= 2 && elemBytes <= 16) {
+    // The rows are the second-to-last dimension (leading dimensions, unit
+    // ones from a view's box included, stack whole row-major tiles).
     // Chunks of 16 bytes; a bank line is 128 bytes (32 banks of 4).
+    int32_t rows = shape[rank - 2], cols = shape[rank - 1];
     int32_t chunkElems = int32_t(16 / elemBytes);
-    int32_t chunks = std::max(1, shape[1] / chunkElems);
-    int64_t rowBytes = int64_t(shape[1]) * elemBytes;
+    int32_t chunks = std::max(1, cols / chunkElems);
+    int64_t rowBytes = int64_t(cols) * elemBytes;
     int32_t perPhase = int32_t(std::max<int64_t>(1, 128 / rowBytes));
     int32_t maxPhase = std::min(8, chunks);
     // Row bit j (from log2(perPhase) on) also flips chunk bit j - that.
-    unsigned colBits = llvm::Log2_32(shape[1]);
+    unsigned colBits = llvm::Log2_32(cols);
     unsigned phaseShift = llvm::Log2_32(perPhase);
-    for (unsigned j = 0; j < llvm::Log2_32(shape[0]); ++j) {
+    for (unsigned j = 0; j < llvm::Log2_32(rows); ++j) {
       unsigned k = j - phaseShift;
       if (j < phaseShift || k >= llvm::Log2_32(maxPhase))
         continue;
-      offset.bases[colBits + j][1] ^= chunkElems << k;
+      offset.bases[colBits + j][rank - 1] ^= chunkElems << k;
     }
   }
   return LinearLayout({std::move(offset)}, std::move(outs));
