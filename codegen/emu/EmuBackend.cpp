@@ -99,34 +99,22 @@ public:
   llvm::Expected<std::vector<kiln::CodeObject>>
   compileImages(ModuleOp variant, llvm::StringRef arch,
                 llvm::StringRef entry) override {
-    std::vector<kiln::CodeObject> images;
-    llvm::Expected<kiln::CodeObject> generic = compile(variant, arch, entry);
-    if (!generic)
-      return generic.takeError();
-    images.push_back(std::move(*generic));
-    OwningOpRef<ModuleOp> fast(cast<ModuleOp>(variant->clone()));
-    std::string assumes = kiln::gpu::addFastPathAssumptions(*fast);
-    if (assumes.empty())
-      return images;
-    std::string fastEntry = (entry + "_a16").str();
-    llvm::Expected<std::string> a = emitStage(variant, arch, entry, "gpu");
-    llvm::Expected<std::string> b = emitStage(*fast, arch, fastEntry, "gpu");
-    if (!a)
-      return a.takeError();
-    if (!b)
-      return b.takeError();
-    std::string renamed = *b;
-    for (size_t pos = 0;
-         (pos = renamed.find(fastEntry, pos)) != std::string::npos;)
-      renamed.replace(pos, fastEntry.size(), entry.str());
-    if (renamed == *a)
-      return images;
-    llvm::Expected<kiln::CodeObject> fastImage = compile(*fast, arch, fastEntry);
-    if (!fastImage)
-      return fastImage.takeError();
-    fastImage->assumesJson = assumes;
-    images.push_back(std::move(*fastImage));
-    return images;
+    // The per-thread form identifies the code (the shared objects differ
+    // in their symbol tables whenever the names differ).
+    return kiln::gpu::compileWithFastPath(
+        variant, entry,
+        [&](ModuleOp m, llvm::StringRef e)
+            -> llvm::Expected<kiln::gpu::VariantImages> {
+          llvm::Expected<kiln::CodeObject> image = compile(m, arch, e);
+          if (!image)
+            return image.takeError();
+          kiln::gpu::VariantImages out;
+          out.images.push_back(std::move(*image));
+          return out;
+        },
+        [&](ModuleOp m, llvm::StringRef e) {
+          return emitStage(m, arch, e, "gpu");
+        });
   }
 
   std::vector<std::string> getStages() const override {

@@ -48,14 +48,6 @@ using namespace mlir;
 namespace {
 
 /// Removes a temporary file when it goes out of scope.
-struct TempFile {
-  llvm::SmallString<128> path;
-  ~TempFile() {
-    if (!path.empty())
-      llvm::sys::fs::remove(path);
-  }
-};
-
 llvm::Error makeError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
@@ -141,16 +133,6 @@ std::string requiresJsonFor(const llvm::Triple &triple, llvm::StringRef cpu,
   llvm::raw_string_ostream os(out);
   os << llvm::json::Value(std::move(object));
   return out;
-}
-
-llvm::Expected<std::string> findLinker() {
-  for (const char *name : {"ld.lld-22", "ld.lld"}) {
-    if (auto path = llvm::sys::findProgramByName(name))
-      return *path;
-    if (auto path = llvm::sys::findProgramByName(name, {"/usr/lib/llvm-22/bin"}))
-      return *path;
-  }
-  return makeError("ld.lld not found (install the Debian package lld-22)");
 }
 
 llvm::Expected<kiln::CodeObject>
@@ -244,52 +226,25 @@ llvm::Expected<kiln::host::SharedObject> kiln::host::emitSharedObject(
       f.setLinkage(llvm::GlobalValue::InternalLinkage);
   kiln::optimizeLLVMModule(llvmModule, *tm, level);
 
-  // Object file.
-  TempFile object, shared;
-  int fd;
-  if (auto ec = llvm::sys::fs::createTemporaryFile("kiln-host", "o", fd, object.path))
-    return makeError("cannot create a temporary file: " + ec.message());
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    llvm::legacy::PassManager codegen;
-    if (tm->addPassesToEmitFile(codegen, os, nullptr,
-                                llvm::CodeGenFileType::ObjectFile))
-      return makeError("the target machine cannot emit object files");
-    codegen.run(llvmModule);
-  }
-  if (auto ec = llvm::sys::fs::createTemporaryFile("kiln-host", "so", shared.path))
-    return makeError("cannot create a temporary file: " + ec.message());
-
   // Link: a shared object that needs libm (math functions), libc and what
   // the caller names.
-  auto linker = findLinker();
-  if (!linker)
-    return linker.takeError();
   std::string libDir = "/lib/" + triple.getArchName().str() + "-linux-gnu/";
   std::vector<std::string> libs = {libDir + "libm.so.6"};
   for (const std::string &l : libraries)
     libs.push_back(libDir + l);
-  llvm::SmallVector<llvm::StringRef> argv = {
-      *linker, "-shared", "--build-id=none", "--hash-style=gnu", "-O1",
-      "-o", shared.path, object.path};
+  std::vector<std::string> inputs;
   for (const std::string &l : libs)
     if (llvm::sys::fs::exists(l))
-      argv.push_back(l);
-  std::string linkError;
-  int rc = llvm::sys::ExecuteAndWait(*linker, argv, std::nullopt, {}, 0, 0,
-                                     &linkError);
-  if (rc != 0)
-    return makeError("linking '" + entry + "' with " + *linker + " failed" +
-                     (linkError.empty() ? "" : ": " + linkError));
-  auto bytes = llvm::MemoryBuffer::getFile(shared.path);
+      inputs.push_back(l);
+  llvm::Expected<std::string> bytes = kiln::emitAndLinkShared(
+      llvmModule, *tm, {"--hash-style=gnu", "-O1"}, inputs, entry);
   if (!bytes)
-    return makeError("cannot read the linked object: " +
-                     bytes.getError().message());
+    return bytes.takeError();
   SharedObject so;
   so.triple = tripleName;
   so.cpu = tm->getTargetCPU().str();
   so.features = tm->getTargetFeatureString().str();
-  so.bytes = (*bytes)->getBuffer().str();
+  so.bytes = std::move(*bytes);
   return so;
 }
 

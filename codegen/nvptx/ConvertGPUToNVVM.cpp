@@ -97,36 +97,9 @@ Value lowerShuffle(OpBuilder &b, Location loc, ShuffleOp op) {
   case ShuffleKind::up: kind = NVVM::ShflKind::up; break;
   case ShuffleKind::down: kind = NVVM::ShflKind::down; break;
   }
-  Value v = op.getValue();
-  Type type = v.getType();
-  unsigned bits = type.getIntOrFloatBitWidth();
-  Type i32 = b.getI32Type();
-  Type asInt = b.getIntegerType(bits);
-  Value x = type.isInteger() ? v : LLVM::BitcastOp::create(b, loc, asInt, v);
-  Value result;
-  if (bits == 64) {
-    Value lo = LLVM::TruncOp::create(b, loc, i32, x);
-    Value hi = LLVM::TruncOp::create(
-        b, loc, i32,
-        LLVM::LShrOp::create(b, loc, x,
-                             LLVM::ConstantOp::create(
-                                 b, loc, asInt, b.getIntegerAttr(asInt, 32))));
-    lo = shfl32(b, loc, kind, lo, op.getOffset());
-    hi = shfl32(b, loc, kind, hi, op.getOffset());
-    Value wideHi = LLVM::ShlOp::create(
-        b, loc, LLVM::ZExtOp::create(b, loc, asInt, hi),
-        LLVM::ConstantOp::create(b, loc, asInt, b.getIntegerAttr(asInt, 32)));
-    result = LLVM::OrOp::create(b, loc, wideHi,
-                                LLVM::ZExtOp::create(b, loc, asInt, lo));
-  } else if (bits == 32) {
-    result = shfl32(b, loc, kind, x, op.getOffset());
-  } else {
-    Value wide = LLVM::ZExtOp::create(b, loc, i32, x);
-    result = LLVM::TruncOp::create(
-        b, loc, asInt, shfl32(b, loc, kind, wide, op.getOffset()));
-  }
-  return type.isInteger() ? result
-                          : LLVM::BitcastOp::create(b, loc, type, result);
+  return shuffleAsI32(b, loc, op.getValue(), [&](Value x) {
+    return shfl32(b, loc, kind, x, op.getOffset());
+  });
 }
 
 /// Packs a fragment's registers as mma.sync wants them: `perReg` elements

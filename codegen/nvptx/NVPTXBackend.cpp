@@ -49,15 +49,6 @@ llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-/// Removes a temporary file when it goes out of scope.
-struct TempFile {
-  llvm::SmallString<128> path;
-  ~TempFile() {
-    if (!path.empty())
-      llvm::sys::fs::remove(path);
-  }
-};
-
 /// What `ptxas -v` says of one kernel, and the cubin it wrote.
 struct PtxasReport {
   int64_t registers = -1, spillStores = 0, spillLoads = 0, stack = 0;
@@ -109,11 +100,11 @@ public:
   llvm::Expected<kiln::CodeObject> compile(ModuleOp variant,
                                            llvm::StringRef arch,
                                            llvm::StringRef entry) override {
-    llvm::Expected<std::vector<kiln::CodeObject>> objects =
+    llvm::Expected<kiln::gpu::VariantImages> objects =
         compileOne(variant, arch, entry);
     if (!objects)
       return objects.takeError();
-    return std::move(objects->front());
+    return std::move(objects->images.front());
   }
 
   /// The PTX (and the cubin when ptxas is there) of the variant, then the
@@ -124,31 +115,10 @@ public:
   llvm::Expected<std::vector<kiln::CodeObject>>
   compileImages(ModuleOp variant, llvm::StringRef arch,
                 llvm::StringRef entry) override {
-    llvm::Expected<std::vector<kiln::CodeObject>> objects =
-        compileOne(variant, arch, entry);
-    if (!objects)
-      return objects.takeError();
-    OwningOpRef<ModuleOp> fast(cast<ModuleOp>(variant->clone()));
-    std::string assumes = kiln::gpu::addFastPathAssumptions(*fast);
-    if (assumes.empty())
-      return objects;
-    std::string fastEntry = (entry + "_a16").str();
-    llvm::Expected<std::vector<kiln::CodeObject>> fastObjects =
-        compileOne(*fast, arch, fastEntry);
-    if (!fastObjects)
-      return fastObjects.takeError();
-    // Same code but for the name: the assumptions bought nothing.
-    std::string renamed = fastObjects->front().bytes;
-    for (size_t pos = 0;
-         (pos = renamed.find(fastEntry, pos)) != std::string::npos;)
-      renamed.replace(pos, fastEntry.size(), entry.str());
-    if (renamed == objects->front().bytes)
-      return objects;
-    for (kiln::CodeObject &o : *fastObjects) {
-      o.assumesJson = assumes;
-      objects->push_back(std::move(o));
-    }
-    return objects;
+    return kiln::gpu::compileWithFastPath(
+        variant, entry, [&](ModuleOp m, llvm::StringRef e) {
+          return compileOne(m, arch, e);
+        });
   }
 
   std::vector<std::string> getStages() const override {
@@ -215,8 +185,9 @@ private:
         gpuOnly ? nullptr : passes);
   }
 
-  /// One PTX image (and a cubin when ptxas is found) for `entry`.
-  llvm::Expected<std::vector<kiln::CodeObject>>
+  /// One PTX image (and a cubin when ptxas is found) for `entry`; the PTX
+  /// identifies the code.
+  llvm::Expected<kiln::gpu::VariantImages>
   compileOne(ModuleOp variant, llvm::StringRef arch, llvm::StringRef entry) {
     llvm::Expected<kiln::gpu::StagedVariant> lowered = lower(variant, arch, entry, false);
     if (!lowered)
@@ -244,7 +215,8 @@ private:
       resources["source"] = "llvm";
     }
 
-    std::vector<kiln::CodeObject> objects;
+    kiln::gpu::VariantImages objects;
+    objects.code = *ptx;
     kiln::CodeObject object;
     object.triple = kTriple;
     object.arch = arch.str();
@@ -257,14 +229,14 @@ private:
                               .dump();
     object.bytes = std::move(*ptx);
     object.resourcesJson = resources.dump();
-    objects.push_back(object);
+    objects.images.push_back(object);
     if (report && !report->cubin.empty()) {
       object.imageKind = llvm::object::IMG_Cubin;
       object.requiresJson =
           nlohmann::json{{"sm", smNumber(arch)}, {"arch_specific", archSpecific}}
               .dump();
       object.bytes = std::move(report->cubin);
-      objects.push_back(std::move(object));
+      objects.images.push_back(std::move(object));
     }
     return objects;
   }
@@ -347,7 +319,7 @@ private:
   static llvm::Expected<PtxasReport> runPtxas(const std::string &ptxas,
                                        llvm::StringRef ptx,
                                        llvm::StringRef arch) {
-    TempFile in, out, log;
+    kiln::TempFile in, out, log;
     int fd;
     if (auto ec = llvm::sys::fs::createTemporaryFile("kiln", "ptx", fd, in.path))
       return makeError("cannot create a temporary file: " + ec.message());

@@ -208,3 +208,31 @@ LogicalResult kiln::gpu::convertPerThreadToLLVM(
   addLegal(target);
   return applyFullConversion(module, target, std::move(patterns));
 }
+
+Value kiln::gpu::shuffleAsI32(OpBuilder &b, Location loc, Value v,
+                              function_ref<Value(Value)> shuffle32) {
+  Type type = v.getType();
+  unsigned bits = type.getIntOrFloatBitWidth();
+  Type i32 = b.getI32Type();
+  Type asInt = b.getIntegerType(bits);
+  Value x = type.isInteger() ? v : LLVM::BitcastOp::create(b, loc, asInt, v);
+  Value result;
+  if (bits == 64) {
+    Value c32 =
+        LLVM::ConstantOp::create(b, loc, asInt, b.getIntegerAttr(asInt, 32));
+    Value lo = shuffle32(LLVM::TruncOp::create(b, loc, i32, x));
+    Value hi = shuffle32(LLVM::TruncOp::create(
+        b, loc, i32, LLVM::LShrOp::create(b, loc, x, c32)));
+    Value wideHi =
+        LLVM::ShlOp::create(b, loc, LLVM::ZExtOp::create(b, loc, asInt, hi), c32);
+    result = LLVM::OrOp::create(b, loc, wideHi,
+                                LLVM::ZExtOp::create(b, loc, asInt, lo));
+  } else if (bits == 32) {
+    result = shuffle32(x);
+  } else {
+    Value wide = LLVM::ZExtOp::create(b, loc, i32, x);
+    result = LLVM::TruncOp::create(b, loc, asInt, shuffle32(wide));
+  }
+  return type.isInteger() ? result
+                          : LLVM::BitcastOp::create(b, loc, type, result);
+}

@@ -44,6 +44,12 @@ mlir::Value lowerAtomicRMW(mlir::OpBuilder &b, AtomicRMWOp op, mlir::Value ptr,
 mlir::Value lowerAtomicCAS(mlir::OpBuilder &b, AtomicCASOp op, mlir::Value ptr,
                            llvm::StringRef scope);
 
+/// A shuffle of any 8-64-bit integer or float `v`, moved as one or two
+/// i32 by `shuffle32` (the backend's 32-bit lane exchange): narrower values
+/// widen, 64-bit ones move as two halves.
+mlir::Value shuffleAsI32(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                         llvm::function_ref<mlir::Value(mlir::Value)> shuffle32);
+
 /// kiln_gpu.printf's format as an internal global string of `module`, and
 /// its arguments packed as CUDA's vprintf reads them (a struct of the
 /// arguments, floats widened to f64 and integers under 32 bits to i32;

@@ -4,6 +4,7 @@
 
 #include "compiler/GPU/IR/KilnGPUDialect.h"
 #include "compiler/GPU/Passes.h"
+#include "compiler/GPU/StageUtils.h"
 #include "compiler/GPU/TargetDesc.h"
 #include "compiler/Target/TargetBackend.h"
 
@@ -74,4 +75,45 @@ llvm::Expected<kiln::gpu::StagedVariant> kiln::gpu::runGPUStage(
   }
   result.module = std::move(module);
   return result;
+}
+
+llvm::Expected<std::vector<kiln::CodeObject>>
+kiln::gpu::compileWithFastPath(ModuleOp variant, llvm::StringRef entry,
+                               CompileOneFn compileOne, CodeOfFn codeOf) {
+  OwningOpRef<ModuleOp> fast(cast<ModuleOp>(variant->clone()));
+  std::string assumes = addFastPathAssumptions(*fast);
+  std::string fastEntry = (entry + "_a16").str();
+  // Same code but for the name: the assumptions bought nothing.
+  auto sameCode = [&](std::string genericCode, std::string fastCode) {
+    for (size_t pos = 0;
+         (pos = fastCode.find(fastEntry, pos)) != std::string::npos;)
+      fastCode.replace(pos, fastEntry.size(), entry.str());
+    return fastCode == genericCode;
+  };
+  if (!assumes.empty() && codeOf) {
+    llvm::Expected<std::string> a = codeOf(variant, entry);
+    if (!a)
+      return a.takeError();
+    llvm::Expected<std::string> b = codeOf(*fast, fastEntry);
+    if (!b)
+      return b.takeError();
+    if (sameCode(*a, *b))
+      assumes.clear();
+  }
+  llvm::Expected<VariantImages> generic = compileOne(variant, entry);
+  if (!generic)
+    return generic.takeError();
+  std::vector<CodeObject> images = std::move(generic->images);
+  if (assumes.empty())
+    return images;
+  llvm::Expected<VariantImages> fastImages = compileOne(*fast, fastEntry);
+  if (!fastImages)
+    return fastImages.takeError();
+  if (!codeOf && sameCode(generic->code, fastImages->code))
+    return images;
+  for (CodeObject &o : fastImages->images) {
+    o.assumesJson = assumes;
+    images.push_back(std::move(o));
+  }
+  return images;
 }

@@ -16,6 +16,13 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/Error.h"
 
+#include <string>
+#include <vector>
+
+namespace kiln {
+struct CodeObject;
+}
+
 namespace kiln::gpu {
 
 struct GPUTarget;
@@ -36,6 +43,28 @@ llvm::Expected<StagedVariant> runGPUStage(
     mlir::ModuleOp variant, llvm::StringRef arch, llvm::StringRef entry,
     llvm::StringRef what, llvm::StringRef targetName,
     llvm::function_ref<void(mlir::OpPassManager &)> addBackendPasses);
+
+/// One variant's images, and text that identifies their code up to the
+/// kernel's name (PTX, AMDGCN assembly, the per-thread form).
+struct VariantImages {
+  std::vector<CodeObject> images;
+  std::string code;
+};
+
+/// The images of `variant` (entry `entry`) and, unless the fast path's
+/// assumptions (addFastPathAssumptions: 16-byte aligned pointers, integers
+/// multiples of 16) leave its code unchanged, those of its fast path (entry
+/// `entry_a16`), marked with the assumptions: what every GPU backend's
+/// compileImages does, with its own `compileOne`. The code compared is
+/// `codeOf`'s when given (cheaper than compiling: the fast path is then
+/// compiled only when it differs), else compileOne's `code`.
+using CompileOneFn = llvm::function_ref<llvm::Expected<VariantImages>(
+    mlir::ModuleOp, llvm::StringRef)>;
+using CodeOfFn = llvm::function_ref<llvm::Expected<std::string>(
+    mlir::ModuleOp, llvm::StringRef)>;
+llvm::Expected<std::vector<CodeObject>>
+compileWithFastPath(mlir::ModuleOp variant, llvm::StringRef entry,
+                    CompileOneFn compileOne, CodeOfFn codeOf = nullptr);
 
 } // namespace kiln::gpu
 

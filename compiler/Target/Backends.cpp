@@ -12,8 +12,8 @@
 #ifdef KILN_HAVE_NVPTX_BACKEND
 #include "codegen/nvptx/NVPTXBackend.h"
 #endif
-#ifdef KILN_HAVE_AMDGPU_TARGETS
-#include "codegen/amdgpu/AMDGPUTargets.h"
+#ifdef KILN_HAVE_AMDGPU_BACKEND
+#include "codegen/amdgpu/AMDGPUBackend.h"
 #endif
 #ifdef KILN_HAVE_EMU_BACKEND
 #include "codegen/emu/EmuPasses.h"
@@ -27,8 +27,8 @@ void kiln::registerBuiltinBackends() {
 #ifdef KILN_HAVE_NVPTX_BACKEND
     nvptx::registerNVPTXBackend();
 #endif
-#ifdef KILN_HAVE_AMDGPU_TARGETS
-    amdgpu::registerAMDGPUTargets();
+#ifdef KILN_HAVE_AMDGPU_BACKEND
+    amdgpu::registerAMDGPUBackend();
 #endif
 #ifdef KILN_HAVE_EMU_BACKEND
     // After the GPU backends: it emulates the archs they register.

@@ -2,6 +2,14 @@
 
 #include "compiler/Target/LLVMPipeline.h"
 
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+
 #include "llvm/IR/Module.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Target/TargetMachine.h"
@@ -20,4 +28,67 @@ void kiln::optimizeLLVMModule(llvm::Module &module, llvm::TargetMachine &tm,
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(level);
   mpm.run(module, mam);
+}
+
+kiln::TempFile::~TempFile() {
+  if (!path.empty())
+    llvm::sys::fs::remove(path);
+}
+
+static llvm::Error makeLinkError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+llvm::Expected<std::string> kiln::findLld() {
+  for (const char *name : {"ld.lld-22", "ld.lld"}) {
+    if (auto path = llvm::sys::findProgramByName(name))
+      return *path;
+    if (auto path = llvm::sys::findProgramByName(name, {"/usr/lib/llvm-22/bin"}))
+      return *path;
+  }
+  return makeLinkError("ld.lld not found (install the Debian package lld-22)");
+}
+
+llvm::Expected<std::string>
+kiln::emitAndLinkShared(llvm::Module &module, llvm::TargetMachine &tm,
+                        llvm::ArrayRef<std::string> args,
+                        llvm::ArrayRef<std::string> inputs,
+                        llvm::StringRef what) {
+  TempFile object, shared;
+  int fd;
+  if (auto ec = llvm::sys::fs::createTemporaryFile("kiln", "o", fd, object.path))
+    return makeLinkError("cannot create a temporary file: " + ec.message());
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    llvm::legacy::PassManager codegen;
+    if (tm.addPassesToEmitFile(codegen, os, nullptr,
+                               llvm::CodeGenFileType::ObjectFile))
+      return makeLinkError("the " + tm.getTargetTriple().str() +
+                           " target machine cannot emit object files");
+    codegen.run(module);
+  }
+  if (auto ec = llvm::sys::fs::createTemporaryFile("kiln", "so", shared.path))
+    return makeLinkError("cannot create a temporary file: " + ec.message());
+  llvm::Expected<std::string> linker = findLld();
+  if (!linker)
+    return linker.takeError();
+  llvm::SmallVector<llvm::StringRef> argv = {*linker, "-shared",
+                                             "--build-id=none"};
+  for (const std::string &a : args)
+    argv.push_back(a);
+  argv.append({"-o", shared.path, object.path});
+  for (const std::string &i : inputs)
+    argv.push_back(i);
+  std::string linkError;
+  int rc = llvm::sys::ExecuteAndWait(*linker, argv, std::nullopt, {}, 0, 0,
+                                     &linkError);
+  if (rc != 0)
+    return makeLinkError("linking '" + what + "' with " + *linker +
+                         " failed" +
+                         (linkError.empty() ? "" : ": " + linkError));
+  auto bytes = llvm::MemoryBuffer::getFile(shared.path, /*IsText=*/false);
+  if (!bytes)
+    return makeLinkError("cannot read the linked object: " +
+                         bytes.getError().message());
+  return (*bytes)->getBuffer().str();
 }

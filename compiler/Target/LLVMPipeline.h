@@ -8,7 +8,12 @@
 #ifndef KILN_COMPILER_TARGET_LLVMPIPELINE_H
 #define KILN_COMPILER_TARGET_LLVMPIPELINE_H
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/Passes/OptimizationLevel.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
 
 namespace llvm {
 class Module;
@@ -21,6 +26,28 @@ namespace kiln {
 /// of `tm` (target transform info, data layout).
 void optimizeLLVMModule(llvm::Module &module, llvm::TargetMachine &tm,
                         llvm::OptimizationLevel level);
+
+/// A temporary file's path, removed when this goes out of scope.
+struct TempFile {
+  llvm::SmallString<128> path;
+  TempFile() = default;
+  TempFile(const TempFile &) = delete;
+  TempFile &operator=(const TempFile &) = delete;
+  ~TempFile();
+};
+
+/// ld.lld from the Debian package lld-22 (PATH, then /usr/lib/llvm-22/bin).
+llvm::Expected<std::string> findLld();
+
+/// Code generation of `module` by `tm` into an object file, then
+/// `ld.lld -shared --build-id=none ARGS... -o OUT OBJECT [INPUTS...]`: the
+/// linked shared object's bytes (a host .so, an AMDGPU code object).
+/// `what` names the module in errors.
+llvm::Expected<std::string>
+emitAndLinkShared(llvm::Module &module, llvm::TargetMachine &tm,
+                  llvm::ArrayRef<std::string> args,
+                  llvm::ArrayRef<std::string> inputs, llvm::StringRef what);
+
 
 } // namespace kiln
 

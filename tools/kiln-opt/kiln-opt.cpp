@@ -25,6 +25,9 @@
 
 #include "compiler/GPU/Passes.h"
 
+#ifdef KILN_HAVE_AMDGPU_PASSES
+#include "codegen/amdgpu/AMDGPUPasses.h"
+#endif
 #ifdef KILN_HAVE_NVPTX_PASSES
 #include "codegen/nvptx/NVPTXPasses.h"
 #endif
@@ -44,6 +47,9 @@ int main(int argc, char **argv) {
   kiln::registerKilnPasses();
 #endif
   kiln::gpu::registerKilnGPUPasses();
+#ifdef KILN_HAVE_AMDGPU_PASSES
+  kiln::amdgpu::registerKilnAMDGPUPasses();
+#endif
 #ifdef KILN_HAVE_NVPTX_PASSES
   kiln::nvptx::registerKilnNVPTXPasses();
 #endif
@@ -58,6 +64,9 @@ int main(int argc, char **argv) {
                   mlir::cf::ControlFlowDialect>();
   mlir::func::registerInlinerExtension(registry);
   registry.insert<kiln::gpu::KilnGPUDialect, mlir::vector::VectorDialect>();
+#ifdef KILN_HAVE_AMDGPU_PASSES
+  kiln::amdgpu::registerAMDGPUDialects(registry);
+#endif
 #ifdef KILN_HAVE_NVPTX_PASSES
   kiln::nvptx::registerNVPTXDialects(registry);
 #endif

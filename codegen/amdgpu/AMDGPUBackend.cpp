@@ -1,0 +1,354 @@
+//===- AMDGPUBackend.cpp - Code objects for AMD GPUs ----------------------===//
+//
+// The TargetBackend for AMD archs: the GPU stage and the ROCDL lowering
+// (AMDGPUPipeline.cpp), LLVM IR, O3, an object from LLVM's AMDGPU target in
+// process, linked by ld.lld into a code object (hsaco) — no ROCm, no device
+// library. The image's resources come from the code object's own metadata
+// note (registers, LDS, scratch, spills).
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/amdgpu/AMDGPUBackend.h"
+
+#include "codegen/amdgpu/AMDGPUPasses.h"
+#include "codegen/amdgpu/AMDGPUTargets.h"
+#include "compiler/GPU/StageDriver.h"
+#include "compiler/GPU/TargetDesc.h"
+#include "compiler/Target/LLVMPipeline.h"
+#include "compiler/Target/TargetBackend.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/BinaryFormat/ELF.h"
+#include "llvm/BinaryFormat/MsgPackDocument.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Object/ELF.h"
+#include "llvm/Object/ELFTypes.h"
+#include "llvm/Object/OffloadBinary.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace mlir;
+
+namespace {
+
+constexpr const char *kTriple = "amdgcn-amd-amdhsa";
+/// Code object version 5: what ROCm 6 and later load.
+constexpr int kCodeObjectVersion = 5;
+
+llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// What the code object's metadata note says of its kernel.
+struct KernelResources {
+  int64_t vgprs = -1, sgprs = -1, agprs = 0, ldsBytes = 0, scratchBytes = 0,
+          vgprSpills = 0, sgprSpills = 0, waveSize = 0;
+};
+
+/// Reads the NT_AMDGPU_METADATA note (MessagePack) of a linked code object.
+llvm::Expected<KernelResources> readKernelResources(llvm::StringRef hsaco,
+                                                    llvm::StringRef entry) {
+  using ELFT = llvm::object::ELF64LE;
+  llvm::Expected<llvm::object::ELFFile<ELFT>> elf =
+      llvm::object::ELFFile<ELFT>::create(hsaco);
+  if (!elf)
+    return elf.takeError();
+  auto sections = elf->sections();
+  if (!sections)
+    return sections.takeError();
+  for (const typename ELFT::Shdr &section : *sections) {
+    if (section.sh_type != llvm::ELF::SHT_NOTE)
+      continue;
+    llvm::Error err = llvm::Error::success();
+    for (const typename ELFT::Note &note : elf->notes(section, err)) {
+      if (note.getName() != "AMDGPU" ||
+          note.getType() != llvm::ELF::NT_AMDGPU_METADATA)
+        continue;
+      llvm::ArrayRef<uint8_t> desc = note.getDesc(section.sh_addralign);
+      llvm::msgpack::Document doc;
+      if (!doc.readFromBlob(
+              llvm::StringRef(reinterpret_cast<const char *>(desc.data()),
+                              desc.size()),
+              /*Multi=*/false))
+        return makeError("the code object's metadata note is not MessagePack");
+      auto &root = doc.getRoot().getMap(/*Convert=*/true);
+      auto &kernels = root["amdhsa.kernels"].getArray(/*Convert=*/true);
+      for (auto &k : kernels) {
+        auto &m = k.getMap(/*Convert=*/true);
+        if (m[".name"].getString() != entry)
+          continue;
+        auto get = [&](const char *key) -> int64_t {
+          auto it = m.find(doc.getNode(key));
+          return it == m.end() ? 0 : int64_t(it->second.getUInt());
+        };
+        KernelResources r;
+        r.vgprs = get(".vgpr_count");
+        r.sgprs = get(".sgpr_count");
+        r.agprs = get(".agpr_count");
+        r.ldsBytes = get(".group_segment_fixed_size");
+        r.scratchBytes = get(".private_segment_fixed_size");
+        r.vgprSpills = get(".vgpr_spill_count");
+        r.sgprSpills = get(".sgpr_spill_count");
+        r.waveSize = get(".wavefront_size");
+        llvm::consumeError(std::move(err));
+        return r;
+      }
+    }
+    if (err)
+      return std::move(err);
+  }
+  return makeError("the code object has no metadata for kernel '" + entry +
+                   "'");
+}
+
+/// Waves each SIMD can hold by registers, as AMD's occupancy tables count
+/// them: CDNA, 512 registers per lane (VGPRs and AGPRs, in granules of 8)
+/// for up to 8 waves; RDNA, 1536 (gfx11) or 1024 VGPRs per lane of a
+/// wave32 (granules of 24 / 16) for up to 16 waves. Then the LDS: 64 KiB
+/// per CU (160 KiB on gfx950), four SIMDs.
+int64_t wavesPerSimd(const kiln::gpu::GPUTarget &t, const KernelResources &r,
+                     int64_t ldsBytes, int64_t wavesPerGroup) {
+  auto roundUp = [](int64_t v, int64_t g) { return (v + g - 1) / g * g; };
+  bool cdna = t.warpSize == 64;
+  int64_t regs = std::max<int64_t>(1, r.vgprs + (cdna ? r.agprs : 0));
+  int64_t byRegs;
+  if (cdna)
+    byRegs = std::min<int64_t>(8, 512 / roundUp(regs, 8));
+  else if (t.arch == "gfx1100")
+    byRegs = std::min<int64_t>(16, 1536 / roundUp(regs, 24));
+  else
+    byRegs = std::min<int64_t>(16, 1024 / roundUp(regs, 16));
+  if (ldsBytes <= 0)
+    return byRegs;
+  int64_t groups = t.maxSharedBytes / ldsBytes; // per CU
+  int64_t byLds = groups * wavesPerGroup / 4;
+  return std::max<int64_t>(0, std::min(byRegs, byLds));
+}
+
+class AMDGPUBackend : public kiln::TargetBackend {
+public:
+  llvm::StringRef getName() const override { return "amdgpu"; }
+
+  bool handlesArch(llvm::StringRef arch) const override {
+    kiln::amdgpu::registerAMDGPUTargets();
+    const kiln::gpu::GPUTarget *t = kiln::gpu::lookupGPUTarget(arch);
+    return t && t->backend == "amdgpu";
+  }
+
+  llvm::Expected<kiln::CodeObject> compile(ModuleOp variant,
+                                           llvm::StringRef arch,
+                                           llvm::StringRef entry) override {
+    llvm::Expected<kiln::gpu::VariantImages> images =
+        compileOne(variant, arch, entry);
+    if (!images)
+      return images.takeError();
+    return std::move(images->images.front());
+  }
+
+  /// The code object of the variant and, when the assumptions change its
+  /// code, of its fast path (as for NVIDIA).
+  llvm::Expected<std::vector<kiln::CodeObject>>
+  compileImages(ModuleOp variant, llvm::StringRef arch,
+                llvm::StringRef entry) override {
+    return kiln::gpu::compileWithFastPath(
+        variant, entry, [&](ModuleOp m, llvm::StringRef e) {
+          return compileOne(m, arch, e);
+        });
+  }
+
+  std::vector<std::string> getStages() const override {
+    return {"gpu", "llvm", "amdgcn", "hsaco"};
+  }
+  bool isBinaryStage(llvm::StringRef stage) const override {
+    return stage == "hsaco";
+  }
+
+  llvm::Expected<std::string> emitStage(ModuleOp variant, llvm::StringRef arch,
+                                        llvm::StringRef entry,
+                                        llvm::StringRef stage) override {
+    llvm::Expected<kiln::gpu::StagedVariant> lowered =
+        lower(variant, arch, entry, stage == "gpu");
+    if (!lowered)
+      return lowered.takeError();
+    if (stage == "gpu") {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      lowered->module->print(os);
+      return text;
+    }
+    auto tm = targetMachine(arch);
+    if (!tm)
+      return tm.takeError();
+    llvm::LLVMContext llvmCtx;
+    auto llvmModule = optimizedLLVM(*lowered->module, **tm, llvmCtx, entry);
+    if (!llvmModule)
+      return llvmModule.takeError();
+    if (stage == "llvm") {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      (*llvmModule)->print(os, nullptr);
+      return text;
+    }
+    if (stage == "amdgcn")
+      return emitAssembly(**llvmModule, **tm);
+    return kiln::emitAndLinkShared(**llvmModule, **tm, {}, {}, entry);
+  }
+
+private:
+  static llvm::Expected<kiln::gpu::StagedVariant>
+  lower(ModuleOp variant, llvm::StringRef arch, llvm::StringRef entry,
+        bool gpuOnly) {
+    DialectRegistry registry;
+    kiln::amdgpu::registerAMDGPUDialects(registry);
+    variant.getContext()->appendDialectRegistry(registry);
+    variant.getContext()->loadAllAvailableDialects();
+    llvm::function_ref<void(OpPassManager &)> passes =
+        kiln::amdgpu::addROCDLLoweringPasses;
+    return kiln::gpu::runGPUStage(variant, arch, entry, "AMD", arch,
+                                  gpuOnly ? nullptr : passes);
+  }
+
+  /// The code object for `entry`; its optimized LLVM IR identifies the code.
+  llvm::Expected<kiln::gpu::VariantImages>
+  compileOne(ModuleOp variant, llvm::StringRef arch, llvm::StringRef entry) {
+    llvm::Expected<kiln::gpu::StagedVariant> lowered =
+        lower(variant, arch, entry, false);
+    if (!lowered)
+      return lowered.takeError();
+    auto tm = targetMachine(arch);
+    if (!tm)
+      return tm.takeError();
+    llvm::LLVMContext llvmCtx;
+    auto llvmModule = optimizedLLVM(*lowered->module, **tm, llvmCtx, entry);
+    if (!llvmModule)
+      return llvmModule.takeError();
+    kiln::gpu::VariantImages out;
+    {
+      // The optimized LLVM IR identifies the code (cheaper than a second
+      // code generation for assembly).
+      llvm::raw_string_ostream os(out.code);
+      (*llvmModule)->print(os, nullptr);
+    }
+    llvm::Expected<std::string> hsaco =
+        kiln::emitAndLinkShared(**llvmModule, **tm, {}, {}, entry);
+    if (!hsaco)
+      return hsaco.takeError();
+    llvm::Expected<KernelResources> r = readKernelResources(*hsaco, entry);
+    if (!r)
+      return makeError("reading the code object of '" + entry +
+                       "': " + llvm::toString(r.takeError()));
+    const kiln::gpu::GPUTarget &target = *lowered->target;
+    int64_t threads = lowered->warps * target.warpSize;
+    // Dynamic LDS (the stage's plan) on top of any static LDS.
+    int64_t lds = lowered->sharedBytes + r->ldsBytes;
+    nlohmann::json resources = {
+        {"threads", threads},
+        {"wave_size", target.warpSize},
+        {"shared_bytes", lowered->sharedBytes},
+        {"vgprs", r->vgprs},
+        {"sgprs", r->sgprs},
+        {"agprs", r->agprs},
+        {"lds_bytes", lds},
+        {"scratch_bytes", r->scratchBytes},
+        {"vgpr_spills", r->vgprSpills},
+        {"sgpr_spills", r->sgprSpills},
+        {"waves_per_simd", wavesPerSimd(target, *r, lds, lowered->warps)},
+        {"code_object", kCodeObjectVersion},
+        {"source", "code object"}};
+    kiln::CodeObject object;
+    object.triple = kTriple;
+    object.arch = arch.str();
+    object.entry = entry.str();
+    object.imageKind = llvm::object::IMG_Object;
+    object.offloadKind = llvm::object::OFK_HIP;
+    object.bytes = std::move(*hsaco);
+    object.resourcesJson = resources.dump();
+    object.requiresJson =
+        nlohmann::json{{"gfx", arch.str()},
+                       {"wave_size", target.warpSize},
+                       {"code_object", kCodeObjectVersion}}
+            .dump();
+    out.images.push_back(std::move(object));
+    return out;
+  }
+
+  static llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+  targetMachine(llvm::StringRef arch) {
+    static bool initialized = [] {
+      llvm::InitializeAllTargetInfos();
+      llvm::InitializeAllTargets();
+      llvm::InitializeAllTargetMCs();
+      llvm::InitializeAllAsmPrinters();
+      return true;
+    }();
+    (void)initialized;
+    llvm::Triple triple(kTriple);
+    std::string error;
+    const llvm::Target *target =
+        llvm::TargetRegistry::lookupTarget(triple, error);
+    if (!target)
+      return makeError("LLVM has no AMDGPU target: " + error);
+    llvm::TargetOptions options;
+    std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+        triple, arch, /*Features=*/"", options, llvm::Reloc::PIC_,
+        std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+    if (!tm)
+      return makeError("cannot create an AMDGPU target machine for " + arch);
+    return tm;
+  }
+
+  /// The LLVM dialect module as optimized LLVM IR (O3) for `tm`, marked
+  /// for code object version 5.
+  static llvm::Expected<std::unique_ptr<llvm::Module>>
+  optimizedLLVM(ModuleOp module, llvm::TargetMachine &tm,
+                llvm::LLVMContext &llvmCtx, llvm::StringRef entry) {
+    std::unique_ptr<llvm::Module> llvmModule =
+        translateModuleToLLVMIR(module, llvmCtx, entry);
+    if (!llvmModule)
+      return makeError("translation of '" + entry + "' to LLVM IR failed");
+    llvmModule->setTargetTriple(tm.getTargetTriple());
+    llvmModule->setDataLayout(tm.createDataLayout());
+    llvmModule->addModuleFlag(llvm::Module::Error,
+                              "amdhsa_code_object_version",
+                              kCodeObjectVersion * 100);
+    kiln::optimizeLLVMModule(*llvmModule, tm, llvm::OptimizationLevel::O3);
+    return llvmModule;
+  }
+
+  static llvm::Expected<std::string> emitAssembly(llvm::Module &module,
+                                                  llvm::TargetMachine &tm) {
+    // Code generation changes the module: work on a copy.
+    std::unique_ptr<llvm::Module> copy = llvm::CloneModule(module);
+    std::string text;
+    {
+      llvm::raw_string_ostream os(text);
+      llvm::buffer_ostream bos(os);
+      llvm::legacy::PassManager codegen;
+      if (tm.addPassesToEmitFile(codegen, bos, nullptr,
+                                 llvm::CodeGenFileType::AssemblyFile))
+        return makeError("the AMDGPU target machine cannot emit assembly");
+      codegen.run(*copy);
+    }
+    return text;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<kiln::TargetBackend> kiln::amdgpu::createAMDGPUBackend() {
+  return std::make_unique<AMDGPUBackend>();
+}
+
+void kiln::amdgpu::registerAMDGPUBackend() {
+  registerAMDGPUTargets();
+  kiln::registerBackend(createAMDGPUBackend());
+}

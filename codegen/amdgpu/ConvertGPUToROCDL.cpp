@@ -1,0 +1,421 @@
+//===- ConvertGPUToROCDL.cpp - The per-thread form to AMDGPU LLVM ---------===//
+//
+// convert-kiln-gpu-to-rocdl (AMDGPUPasses.td). Everything becomes plain LLVM
+// and `llvm.amdgcn.*` intrinsics: no call into ocml, ockl or any device
+// library, and no query the compiler can answer itself (the block size is
+// the module's warps times the target's wave size).
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/amdgpu/AMDGPUPasses.h"
+
+#include "compiler/Dialect/KilnDialect.h"
+#include "compiler/GPU/IR/KilnGPUDialect.h"
+#include "compiler/GPU/MathExpansion.h"
+#include "compiler/GPU/PerThreadToLLVM.h"
+#include "compiler/GPU/TargetDesc.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace kiln::amdgpu {
+#define GEN_PASS_DEF_CONVERTKILNGPUTOROCDL
+#include "codegen/amdgpu/AMDGPUPasses.h.inc"
+} // namespace kiln::amdgpu
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::gpu;
+
+namespace {
+
+constexpr unsigned kGlobal = 1, kShared = 3, kConstant = 4;
+constexpr llvm::StringLiteral kSharedSymbol = "kiln_shared";
+
+/// Agent (device) scope acquire-release, as the language's atomics promise.
+constexpr llvm::StringLiteral kAgentScope = "agent";
+
+Value i32Const(OpBuilder &b, Location loc, int32_t v) {
+  return llvmI32(b, loc, v);
+}
+
+/// A call of the LLVM intrinsic `name` (overloads deduced from the types).
+Value intrinsic(OpBuilder &b, Location loc, StringRef name, Type result,
+                ValueRange args) {
+  return LLVM::CallIntrinsicOp::create(b, loc, result,
+                                       b.getStringAttr(name), args)
+      .getResult(0);
+}
+
+Value globalPtr(OpBuilder &b, Location loc, Value addr) {
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), kGlobal), addr);
+}
+
+/// Address of byte `offset` of a shared buffer (LDS).
+Value sharedPtr(OpBuilder &b, Location loc, Value buffer, Value offset) {
+  auto alloc = buffer.getDefiningOp<SharedAllocOp>();
+  assert(alloc && alloc.getOffset() && "buffers are allocated first");
+  auto ptrTy = LLVM::LLVMPointerType::get(b.getContext(), kShared);
+  Value base = LLVM::AddressOfOp::create(b, loc, ptrTy, kSharedSymbol);
+  Value total = LLVM::AddOp::create(
+      b, loc, offset, i32Const(b, loc, int32_t(*alloc.getOffset())));
+  return LLVM::GEPOp::create(b, loc, ptrTy, b.getI8Type(), base,
+                             ValueRange{total});
+}
+
+/// A 32-bit lane exchange through `ds_bpermute` (any source lane of the
+/// wave, addressed in bytes): `source` is the lane to read.
+Value bpermute(OpBuilder &b, Location loc, Value source, Value v) {
+  Value bytes = LLVM::ShlOp::create(b, loc, source, i32Const(b, loc, 2));
+  return intrinsic(b, loc, "llvm.amdgcn.ds.bpermute", b.getI32Type(),
+                   {bytes, v});
+}
+
+/// kiln_gpu.shuffle: the source lane as the op defines it (own lane where
+/// `up`/`down` leave the wave), then `ds_bpermute` per 32 bits.
+Value lowerShuffle(OpBuilder &b, Location loc, ShuffleOp op, Value lane,
+                   int32_t waveSize) {
+  Value offset = op.getOffset();
+  Value source;
+  switch (op.getKind()) {
+  case ShuffleKind::xor_:
+    source = LLVM::XOrOp::create(b, loc, lane, offset);
+    break;
+  case ShuffleKind::idx:
+    source = offset;
+    break;
+  case ShuffleKind::up: {
+    Value s = LLVM::SubOp::create(b, loc, lane, offset);
+    Value inside = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::sge, s,
+                                        i32Const(b, loc, 0));
+    source = LLVM::SelectOp::create(b, loc, inside, s, lane);
+    break;
+  }
+  case ShuffleKind::down: {
+    Value s = LLVM::AddOp::create(b, loc, lane, offset);
+    Value inside = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::slt, s,
+                                        i32Const(b, loc, waveSize));
+    source = LLVM::SelectOp::create(b, loc, inside, s, lane);
+    break;
+  }
+  }
+  return shuffleAsI32(b, loc, op.getValue(),
+                      [&](Value x) { return bpermute(b, loc, source, x); });
+}
+
+/// How a fragment of Kiln's element type becomes the intrinsic's operand.
+enum class Pack {
+  AsIs,     ///< the vector itself (<4 x half>, <8 x bfloat>, <2 x float>)
+  Scalar,   ///< its one element (f32 MFMA)
+  AsI16,    ///< bf16 as <N x i16> (the `.1k` MFMA, RDNA WMMA)
+  AsInt,    ///< packed into one integer (i8 MFMA: i32 or i64)
+  AsI32Vec, ///< packed into <N x i32> (iu8 WMMA)
+};
+
+struct MatrixIntrinsic {
+  const char *instr;     ///< the target description's name
+  const char *intrinsic; ///< llvm.amdgcn.*
+  Pack pack;
+  bool wmmaIU8 = false;  ///< (sign A, A, sign B, B, C, clamp)
+  bool wmma = false;     ///< (A, B, C)
+};
+
+const MatrixIntrinsic kMatrixIntrinsics[] = {
+    {"amd.mfma.32x32x8.f16", "llvm.amdgcn.mfma.f32.32x32x8f16", Pack::AsIs},
+    {"amd.mfma.16x16x16.f16", "llvm.amdgcn.mfma.f32.16x16x16f16", Pack::AsIs},
+    {"amd.mfma.32x32x8.bf16", "llvm.amdgcn.mfma.f32.32x32x8bf16.1k", Pack::AsI16},
+    {"amd.mfma.16x16x16.bf16", "llvm.amdgcn.mfma.f32.16x16x16bf16.1k", Pack::AsI16},
+    {"amd.mfma.32x32x16.f16", "llvm.amdgcn.mfma.f32.32x32x16.f16", Pack::AsIs},
+    {"amd.mfma.16x16x32.f16", "llvm.amdgcn.mfma.f32.16x16x32.f16", Pack::AsIs},
+    {"amd.mfma.32x32x16.bf16", "llvm.amdgcn.mfma.f32.32x32x16.bf16", Pack::AsIs},
+    {"amd.mfma.16x16x32.bf16", "llvm.amdgcn.mfma.f32.16x16x32.bf16", Pack::AsIs},
+    {"amd.mfma.32x32x4.xf32", "llvm.amdgcn.mfma.f32.32x32x4.xf32", Pack::AsIs},
+    {"amd.mfma.16x16x8.xf32", "llvm.amdgcn.mfma.f32.16x16x8.xf32", Pack::AsIs},
+    {"amd.mfma.32x32x2.f32", "llvm.amdgcn.mfma.f32.32x32x2f32", Pack::Scalar},
+    {"amd.mfma.16x16x4.f32", "llvm.amdgcn.mfma.f32.16x16x4f32", Pack::Scalar},
+    {"amd.mfma.32x32x2.f32.tf32", "llvm.amdgcn.mfma.f32.32x32x2f32", Pack::Scalar},
+    {"amd.mfma.16x16x4.f32.tf32", "llvm.amdgcn.mfma.f32.16x16x4f32", Pack::Scalar},
+    {"amd.mfma.32x32x8.i8", "llvm.amdgcn.mfma.i32.32x32x8i8", Pack::AsInt},
+    {"amd.mfma.16x16x16.i8", "llvm.amdgcn.mfma.i32.16x16x16i8", Pack::AsInt},
+    {"amd.mfma.32x32x16.i8", "llvm.amdgcn.mfma.i32.32x32x16.i8", Pack::AsInt},
+    {"amd.mfma.16x16x32.i8", "llvm.amdgcn.mfma.i32.16x16x32.i8", Pack::AsInt},
+    {"amd.mfma.32x32x16.fp8", "llvm.amdgcn.mfma.f32.32x32x16.fp8.fp8", Pack::AsInt},
+    {"amd.mfma.16x16x32.fp8", "llvm.amdgcn.mfma.f32.16x16x32.fp8.fp8", Pack::AsInt},
+    {"amd.mfma.32x32x16.bf8", "llvm.amdgcn.mfma.f32.32x32x16.bf8.bf8", Pack::AsInt},
+    {"amd.mfma.16x16x32.bf8", "llvm.amdgcn.mfma.f32.16x16x32.bf8.bf8", Pack::AsInt},
+    {"amd.wmma.gfx11.f16", "llvm.amdgcn.wmma.f32.16x16x16.f16", Pack::AsIs, false, true},
+    {"amd.wmma.gfx11.bf16", "llvm.amdgcn.wmma.f32.16x16x16.bf16", Pack::AsI16, false, true},
+    {"amd.wmma.gfx11.i8", "llvm.amdgcn.wmma.i32.16x16x16.iu8", Pack::AsI32Vec, true, true},
+    {"amd.wmma.gfx12.f16", "llvm.amdgcn.wmma.f32.16x16x16.f16", Pack::AsIs, false, true},
+    {"amd.wmma.gfx12.bf16", "llvm.amdgcn.wmma.f32.16x16x16.bf16", Pack::AsI16, false, true},
+    {"amd.wmma.gfx12.i8", "llvm.amdgcn.wmma.i32.16x16x16.iu8", Pack::AsI32Vec, true, true},
+};
+
+Value packOperand(OpBuilder &b, Location loc, Value v, Pack pack) {
+  auto vt = cast<VectorType>(v.getType());
+  int64_t n = vt.getNumElements();
+  unsigned bits = vt.getElementTypeBitWidth();
+  switch (pack) {
+  case Pack::AsIs:
+    return v;
+  case Pack::Scalar:
+    return vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{0});
+  case Pack::AsI16:
+    return vector::BitCastOp::create(
+        b, loc, VectorType::get({n}, b.getI16Type()), v);
+  case Pack::AsInt: {
+    Type wide = b.getIntegerType(unsigned(n) * bits);
+    Value one = vector::BitCastOp::create(b, loc, VectorType::get({1}, wide), v);
+    return vector::ExtractOp::create(b, loc, one, ArrayRef<int64_t>{0});
+  }
+  case Pack::AsI32Vec:
+    return vector::BitCastOp::create(
+        b, loc, VectorType::get({n * bits / 32}, b.getI32Type()), v);
+  }
+  return v;
+}
+
+/// kiln_gpu.mma -> the MFMA or WMMA intrinsic of the instruction.
+FailureOr<Value> lowerMma(OpBuilder &b, Location loc, MmaOp op) {
+  const MatrixIntrinsic *mi = nullptr;
+  for (const MatrixIntrinsic &m : kMatrixIntrinsics)
+    if (op.getInstr() == m.instr)
+      mi = &m;
+  if (!mi)
+    return op.emitOpError("has no AMD matrix instruction named '")
+           << op.getInstr() << "'";
+  Value a = packOperand(b, loc, op.getA(), mi->pack);
+  Value bv = packOperand(b, loc, op.getB(), mi->pack);
+  Value c = op.getC();
+  Type result = c.getType();
+  Value f = LLVM::ConstantOp::create(b, loc, b.getI1Type(),
+                                     b.getBoolAttr(false));
+  Value t = LLVM::ConstantOp::create(b, loc, b.getI1Type(),
+                                     b.getBoolAttr(true));
+  SmallVector<Value> args;
+  if (mi->wmmaIU8)
+    args = {t, a, t, bv, c, f}; // signed A, signed B, no clamp
+  else if (mi->wmma)
+    args = {a, bv, c};
+  else
+    args = {a, bv, c, i32Const(b, loc, 0), i32Const(b, loc, 0),
+            i32Const(b, loc, 0)}; // cbsz, abid, blgp
+  return intrinsic(b, loc, mi->intrinsic, result, args);
+}
+
+/// A field of the HSA kernel dispatch packet (constant address space).
+Value dispatchField(OpBuilder &b, Location loc, int32_t byteOffset) {
+  auto ptrTy = LLVM::LLVMPointerType::get(b.getContext(), kConstant);
+  Value packet = intrinsic(b, loc, "llvm.amdgcn.dispatch.ptr", ptrTy, {});
+  Value field = LLVM::GEPOp::create(b, loc, ptrTy, b.getI8Type(), packet,
+                                    ValueRange{i32Const(b, loc, byteOffset)});
+  return LLVM::LoadOp::create(b, loc, b.getI32Type(), field, /*alignment=*/4,
+                              /*isVolatile=*/false, /*isNonTemporal=*/false,
+                              /*isInvariant=*/true);
+}
+
+LogicalResult lowerPrimitives(ModuleOp module, int32_t threads,
+                              int32_t waveSize) {
+  auto result = module.walk([&](Operation *op) -> WalkResult {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    auto tid = [&] {
+      return intrinsic(b, loc, "llvm.amdgcn.workitem.id.x", b.getI32Type(),
+                       {});
+    };
+    if (auto id = dyn_cast<HwIdOp>(op)) {
+      Value v = tid();
+      if (id.getKind() == HwIdKind::lane)
+        v = LLVM::AndOp::create(b, loc, v, i32Const(b, loc, waveSize - 1));
+      else if (id.getKind() == HwIdKind::warp)
+        v = LLVM::LShrOp::create(b, loc, v,
+                                 i32Const(b, loc, llvm::Log2_32(waveSize)));
+      id.replaceAllUsesWith(v);
+      id.erase();
+    } else if (auto pid = dyn_cast<kiln::ProgramIdOp>(op)) {
+      static const char *const names[] = {"llvm.amdgcn.workgroup.id.x",
+                                          "llvm.amdgcn.workgroup.id.y",
+                                          "llvm.amdgcn.workgroup.id.z"};
+      Value v = intrinsic(b, loc, names[unsigned(pid.getAxis())],
+                          b.getI32Type(), {});
+      pid.replaceAllUsesWith(v);
+      pid.erase();
+    } else if (auto np = dyn_cast<kiln::NumProgramsOp>(op)) {
+      // grid_size_x/y/z (work-items) at bytes 12/16/20 of the dispatch
+      // packet; blocks are `threads` x 1 x 1.
+      unsigned axis = unsigned(np.getAxis());
+      Value v = dispatchField(b, loc, 12 + 4 * int32_t(axis));
+      if (axis == 0)
+        v = LLVM::UDivOp::create(b, loc, v, i32Const(b, loc, threads));
+      np.replaceAllUsesWith(v);
+      np.erase();
+    } else if (auto load = dyn_cast<GlobalLoadOp>(op)) {
+      load.replaceAllUsesWith(
+          lowerGlobalLoad(b, load, globalPtr(b, loc, load.getAddr())));
+      load.erase();
+    } else if (auto store = dyn_cast<GlobalStoreOp>(op)) {
+      lowerGlobalStore(b, store, globalPtr(b, loc, store.getAddr()));
+      store.erase();
+    } else if (auto sl = dyn_cast<SharedLoadOp>(op)) {
+      VectorType vt = sl.getType();
+      Value v = LLVM::LoadOp::create(
+          b, loc, vt, sharedPtr(b, loc, sl.getBuffer(), sl.getOffset()),
+          vt.getElementTypeBitWidth() / 8);
+      sl.replaceAllUsesWith(v);
+      sl.erase();
+    } else if (auto ss = dyn_cast<SharedStoreOp>(op)) {
+      auto vt = cast<VectorType>(ss.getValue().getType());
+      LLVM::StoreOp::create(b, loc, ss.getValue(),
+                            sharedPtr(b, loc, ss.getBuffer(), ss.getOffset()),
+                            vt.getElementTypeBitWidth() / 8);
+      ss.erase();
+    } else if (isa<SharedLoadMatrixOp, AsyncCopyOp, AsyncCommitOp,
+                   AsyncWaitOp>(op)) {
+      op->emitOpError("is not available on AMD targets (their description "
+                      "has no matrix loads or asynchronous copies)");
+      return WalkResult::interrupt();
+    } else if (isa<BarrierOp>(op)) {
+      // LDS writes before the barrier are visible after it.
+      LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::release,
+                            "workgroup");
+      intrinsic(b, loc, "llvm.amdgcn.s.barrier", Type(), {});
+      LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acquire,
+                            "workgroup");
+      op->erase();
+    } else if (auto shfl = dyn_cast<ShuffleOp>(op)) {
+      Value lane = LLVM::AndOp::create(b, loc, tid(),
+                                       i32Const(b, loc, waveSize - 1));
+      shfl.replaceAllUsesWith(lowerShuffle(b, loc, shfl, lane, waveSize));
+      shfl.erase();
+    } else if (auto rmw = dyn_cast<kiln::gpu::AtomicRMWOp>(op)) {
+      rmw.replaceAllUsesWith(lowerAtomicRMW(
+          b, rmw, globalPtr(b, loc, rmw.getAddr()), kAgentScope));
+      rmw.erase();
+    } else if (auto cas = dyn_cast<kiln::gpu::AtomicCASOp>(op)) {
+      cas.replaceAllUsesWith(lowerAtomicCAS(
+          b, cas, globalPtr(b, loc, cas.getAddr()), kAgentScope));
+      cas.erase();
+    } else if (isa<PrintfOp>(op)) {
+      op->emitError("'print' (and the messages of checked builds' "
+                    "assertions) is not supported by the AMD backend yet: it "
+                    "needs a buffer the HIP runtime reads back; compile this "
+                    "kernel without it for AMD targets");
+      return WalkResult::interrupt();
+    } else if (isa<TrapOp>(op)) {
+      LLVM::Trap::create(b, loc);
+      op->erase();
+    } else if (auto mma = dyn_cast<MmaOp>(op)) {
+      FailureOr<Value> v = lowerMma(b, loc, mma);
+      if (failed(v))
+        return WalkResult::interrupt();
+      mma.replaceAllUsesWith(*v);
+      mma.erase();
+    }
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  module.walk([](SharedAllocOp a) {
+    if (a->use_empty())
+      a.erase();
+  });
+  return success();
+}
+
+struct ConvertKilnGPUToROCDLPass
+    : public kiln::amdgpu::impl::ConvertKilnGPUToROCDLBase<
+          ConvertKilnGPUToROCDLPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    auto arch = module->getAttrOfType<StringAttr>(
+        KilnGPUDialect::getTargetAttrName());
+    const GPUTarget *target = arch ? lookupGPUTarget(arch.getValue()) : nullptr;
+    if (!target || target->backend != "amdgpu") {
+      module.emitError("convert-kiln-gpu-to-rocdl needs an AMD target in "
+                       "kiln_gpu.target");
+      return signalPassFailure();
+    }
+    auto warps = module->getAttrOfType<IntegerAttr>(
+        KilnGPUDialect::getWarpsAttrName());
+    int32_t threads = int32_t(warps ? warps.getInt() : 4) * target->warpSize;
+
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+        fn.setArgAttrs(i, ArrayRef<NamedAttribute>{});
+      fn->setAttr("rocdl.kernel", UnitAttr::get(ctx));
+      std::string size = std::to_string(threads);
+      fn->setAttr("rocdl.flat_work_group_size",
+                  StringAttr::get(ctx, size + "," + size));
+      fn->setAttr("rocdl.reqd_work_group_size",
+                  DenseI32ArrayAttr::get(ctx, {threads, 1, 1}));
+    }
+    {
+      // LDS: one extern array, sized at launch (dynamic LDS).
+      OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+      auto arrayTy = LLVM::LLVMArrayType::get(b.getI8Type(), 0);
+      LLVM::GlobalOp::create(b, module.getLoc(), arrayTy, /*isConstant=*/false,
+                             LLVM::Linkage::External, kSharedSymbol,
+                             Attribute(), /*alignment=*/16, kShared);
+    }
+
+    if (failed(lowerPrimitives(module, threads, target->warpSize)))
+      return signalPassFailure();
+
+    // Math: f16/bf16 in f32; exp2, log2, exp, log, sqrt as LLVM's
+    // intrinsics (the AMDGPU backend expands them inline around
+    // v_exp_f32/v_log_f32/v_sqrt_f32, within an ulp or two); sin and cos
+    // Kiln's expansion (v_sin_f32 reduces its argument too coarsely); the
+    // rest MLIR's polynomial approximations.
+    {
+      RewritePatternSet patterns(ctx);
+      populateTrigExpansionPatterns(patterns, /*benefit=*/2);
+      math::populateExpansionPatterns(
+          patterns, {"powf", "fpowi", "tan", "sinh", "cosh", "asinh", "acosh",
+                     "atanh", "ctlz", "roundeven"});
+      static const char *const native[] = {
+          "sqrt", "absf", "fma", "floor", "ceil", "exp2", "log2", "exp", "log"};
+      auto needsExpansion = [](StringRef name) {
+        return !llvm::is_contained(native, name);
+      };
+      populateMathF32ExpansionPatterns(patterns, needsExpansion);
+      arith::populateCeilFloorDivExpandOpsPatterns(patterns);
+      populateMathPolynomialApproximationPatterns(patterns, needsExpansion);
+      if (failed(applyPatternsGreedily(module, std::move(patterns))))
+        return signalPassFailure();
+    }
+    {
+      static const char *const native[] = {
+          "math.sqrt", "math.rsqrt", "math.fma", "math.absf", "math.floor",
+          "math.ceil", "math.copysign", "math.trunc", "math.round",
+          "math.roundeven", "math.absi", "math.ctpop", "math.ctlz",
+          "math.cttz", "math.exp2", "math.log2", "math.exp", "math.log"};
+      WalkResult r = module.walk([&](Operation *op) {
+        if (!isa<math::MathDialect>(op->getDialect()) ||
+            llvm::is_contained(native, op->getName().getStringRef()))
+          return WalkResult::advance();
+        op->emitError("'")
+            << op->getName() << "' on "
+            << getElementTypeOrSelf(op->getResult(0).getType())
+            << " is not supported by the AMD backend yet (it would need "
+               "ocml)";
+        return WalkResult::interrupt();
+      });
+      if (r.wasInterrupted())
+        return signalPassFailure();
+    }
+
+    if (failed(convertPerThreadToLLVM(module, [](ConversionTarget &target) {
+          target.addLegalDialect<ROCDL::ROCDLDialect>();
+        })))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

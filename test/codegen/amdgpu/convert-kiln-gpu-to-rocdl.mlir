@@ -1,0 +1,126 @@
+// RUN: kiln-opt %s --split-input-file --convert-kiln-gpu-to-rocdl | FileCheck %s
+// REQUIRES: amdgpu-backend
+
+// Ids: the work-item id, lane and wave from it with gfx942's 64-lane
+// waves; program ids are work-group ids; the program count along x is the
+// dispatch packet's grid size (work-items, byte 12) over the block size the
+// compiler chose (4 waves of 64): no ockl. Masked global accesses branch
+// around; the kernel is amdgpu_kernel with its flat work-group size; LDS is
+// one extern array.
+// CHECK: llvm.mlir.global external @kiln_shared() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
+// CHECK-LABEL: llvm.func @ids(
+// CHECK-SAME: rocdl.flat_work_group_size = "256,256"
+// CHECK-SAME: rocdl.kernel
+// CHECK: llvm.call_intrinsic "llvm.amdgcn.workitem.id.x"() : () -> i32
+// CHECK: llvm.and %{{.*}}, %{{.*}} : i32
+// CHECK: llvm.call_intrinsic "llvm.amdgcn.workgroup.id.y"() : () -> i32
+// CHECK: %[[PKT:.*]] = llvm.call_intrinsic "llvm.amdgcn.dispatch.ptr"() : () -> !llvm.ptr<4>
+// CHECK: llvm.getelementptr %[[PKT]][12] : (!llvm.ptr<4>) -> !llvm.ptr<4>, i8
+// CHECK: %[[GRID:.*]] = llvm.load %{{.*}} invariant {alignment = 4 : i64} : !llvm.ptr<4> -> i32
+// CHECK: llvm.udiv %[[GRID]], %{{.*}} : i32
+// CHECK: llvm.cond_br
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK-NOT: llvm.call @
+module attributes {kiln_gpu.target = "gfx942", kiln_gpu.warps = 4 : i32} {
+  func.func @ids(%p: i64, %m: i1) attributes {kiln.kernel} {
+    %lane = kiln_gpu.id lane
+    %y = kiln.program_id y
+    %n = kiln.num_programs x
+    %s0 = arith.addi %lane, %y : i32
+    %sum = arith.addi %s0, %n : i32
+    %off = arith.extui %sum : i32 to i64
+    %q = arith.addi %p, %off : i64
+    %v = kiln_gpu.load %q, mask %m alignment 16 : vector<4xf32>
+    kiln_gpu.store %q, %v alignment 16 : vector<4xf32>
+    return
+  }
+}
+
+// -----
+
+// Shuffles are ds_bpermute of the source lane (times 4: a byte address),
+// 32 bits at a time: xor of the lane; down keeps the own lane past the
+// wave (64 here); 64-bit values in two halves. Barriers order LDS with
+// work-group fences around s_barrier.
+// CHECK-LABEL: llvm.func @shuffles(
+// CHECK: llvm.xor
+// CHECK: llvm.shl %{{.*}}, %{{.*}} : i32
+// CHECK: llvm.call_intrinsic "llvm.amdgcn.ds.bpermute"(%{{.*}}, %{{.*}}) : (i32, i32) -> i32
+// CHECK: llvm.icmp "slt" %{{.*}}, %{{.*}} : i32
+// CHECK: llvm.select
+// CHECK-COUNT-2: llvm.call_intrinsic "llvm.amdgcn.ds.bpermute"
+// CHECK: llvm.fence syncscope("workgroup") release
+// CHECK-NEXT: llvm.call_intrinsic "llvm.amdgcn.s.barrier"() : () -> ()
+// CHECK-NEXT: llvm.fence syncscope("workgroup") acquire
+module attributes {kiln_gpu.target = "gfx942", kiln_gpu.warps = 4 : i32} {
+  func.func @shuffles(%x: f32, %d: i64, %o: i32) attributes {kiln.kernel} {
+    %a = kiln_gpu.shuffle xor %x, %o : f32
+    %c = kiln_gpu.shuffle down %d, %o : i64
+    kiln_gpu.barrier
+    return
+  }
+}
+
+// -----
+
+// Matrix instructions: MFMA on CDNA (A and B as the intrinsic wants them:
+// f16 vectors, bf16 as i16, f32 as a scalar, 8 i8 as one i64; cbsz, abid,
+// blgp 0), LDS off kiln_shared at the buffer's offset.
+// CHECK-LABEL: llvm.func @mfma(
+// CHECK: llvm.mlir.addressof @kiln_shared : !llvm.ptr<3>
+// CHECK: llvm.call_intrinsic "llvm.amdgcn.mfma.f32.32x32x8f16"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (vector<4xf16>, vector<4xf16>, vector<16xf32>, i32, i32, i32) -> vector<16xf32>
+// CHECK: llvm.call_intrinsic "llvm.amdgcn.mfma.f32.16x16x16bf16.1k"({{.*}}) : (vector<4xi16>, vector<4xi16>, vector<4xf32>, i32, i32, i32) -> vector<4xf32>
+// CHECK: llvm.call_intrinsic "llvm.amdgcn.mfma.f32.32x32x2f32"({{.*}}) : (f32, f32, vector<16xf32>, i32, i32, i32) -> vector<16xf32>
+// CHECK: llvm.call_intrinsic "llvm.amdgcn.mfma.i32.32x32x16.i8"({{.*}}) : (i64, i64, vector<16xi32>, i32, i32, i32) -> vector<16xi32>
+// CHECK: llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+module attributes {kiln_gpu.target = "gfx942", kiln_gpu.warps = 4 : i32} {
+  func.func @mfma(%a: vector<4xf16>, %c: vector<16xf32>, %ab: vector<4xbf16>, %c4: vector<4xf32>,
+                  %f: vector<1xf32>, %i: vector<8xi8>, %ci: vector<16xi32>, %o: i32) attributes {kiln.kernel} {
+    %d0 = kiln_gpu.mma "amd.mfma.32x32x8.f16" %a, %a, %c : vector<4xf16>, vector<4xf16> -> vector<16xf32>
+    %d1 = kiln_gpu.mma "amd.mfma.16x16x16.bf16" %ab, %ab, %c4 : vector<4xbf16>, vector<4xbf16> -> vector<4xf32>
+    %d2 = kiln_gpu.mma "amd.mfma.32x32x2.f32" %f, %f, %c : vector<1xf32>, vector<1xf32> -> vector<16xf32>
+    %d3 = kiln_gpu.mma "amd.mfma.32x32x16.i8" %i, %i, %ci : vector<8xi8>, vector<8xi8> -> vector<16xi32>
+    %buf = kiln_gpu.shared_alloc size 4096 alignment 16 offset 1024 : !kiln_gpu.shared
+    %e = vector.extract %d0[0] : f32 from vector<16xf32>
+    %ev = vector.broadcast %e : f32 to vector<1xf32>
+    kiln_gpu.shared_store %buf[%o], %ev : vector<1xf32>
+    return
+  }
+}
+
+// -----
+
+// WMMA on RDNA3 (gfx1100, 32-lane waves): 16 operand elements per lane
+// (both half-waves hold them), i8 with its signedness flags.
+// CHECK-LABEL: llvm.func @wmma(
+// CHECK-SAME: rocdl.flat_work_group_size = "128,128"
+// CHECK: llvm.call_intrinsic "llvm.amdgcn.wmma.f32.16x16x16.f16"(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<16xf16>, vector<16xf16>, vector<8xf32>) -> vector<8xf32>
+// CHECK: llvm.call_intrinsic "llvm.amdgcn.wmma.i32.16x16x16.iu8"({{.*}}) : (i1, vector<4xi32>, i1, vector<4xi32>, vector<8xi32>, i1) -> vector<8xi32>
+module attributes {kiln_gpu.target = "gfx1100", kiln_gpu.warps = 4 : i32} {
+  func.func @wmma(%a: vector<16xf16>, %c: vector<8xf32>, %i: vector<16xi8>, %ci: vector<8xi32>, %p: i64) attributes {kiln.kernel} {
+    %d0 = kiln_gpu.mma "amd.wmma.gfx11.f16" %a, %a, %c : vector<16xf16>, vector<16xf16> -> vector<8xf32>
+    %d1 = kiln_gpu.mma "amd.wmma.gfx11.i8" %i, %i, %ci : vector<16xi8>, vector<16xi8> -> vector<8xi32>
+    return
+  }
+}
+
+// -----
+
+// Atomics at agent scope; trap is s_trap (llvm.trap); exp2 stays the
+// intrinsic (v_exp_f32), sin becomes arithmetic: no library call.
+// CHECK-LABEL: llvm.func @effects(
+// CHECK: llvm.atomicrmw fadd %{{.*}}, %{{.*}} syncscope("agent") acq_rel : !llvm.ptr<1>, f32
+// CHECK: llvm.intr.exp2(%{{.*}}) : (f32) -> f32
+// CHECK: llvm.intr.trap
+// CHECK-NOT: llvm.call @
+module attributes {kiln_gpu.target = "gfx942", kiln_gpu.warps = 4 : i32} {
+  func.func @effects(%p: i64, %x: f32, %m: i1) attributes {kiln.kernel} {
+    %old = kiln_gpu.atomic_rmw "add" %p, %x, mask %m : f32
+    %e = math.exp2 %old : f32
+    %s = math.sin %e : f32
+    %sv = vector.broadcast %s : f32 to vector<1xf32>
+    kiln_gpu.store %p, %sv alignment 4 : vector<1xf32>
+    kiln_gpu.trap
+    return
+  }
+}
