@@ -8,6 +8,9 @@
 #include "compiler/GPU/TargetDesc.h"
 #include "compiler/Target/TargetBackend.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinTypes.h"
+
 using namespace mlir;
 
 namespace {
@@ -67,6 +70,23 @@ llvm::Expected<kiln::gpu::StagedVariant> kiln::gpu::runGPUStage(
         "needs " + std::to_string(result.sharedBytes) +
         " bytes of shared memory; " + arch.str() + " has at most " +
         std::to_string(target.maxSharedBytes));
+  // Tiles a loop carries (accumulators above all) stay in registers across
+  // its iterations: a loop that carries more than the register file holds
+  // spills every iteration (and makes register allocation crawl: a 128x256
+  // f32 accumulator over 128 lanes is 256 registers each).
+  int64_t carried = 0;
+  module->walk([&](scf::ForOp loop) {
+    int64_t regs = 0;
+    for (Value arg : loop.getRegionIterArgs())
+      if (auto vt = dyn_cast<VectorType>(arg.getType()))
+        regs += (vt.getNumElements() * vt.getElementTypeBitWidth() + 31) / 32;
+    carried = std::max(carried, regs);
+  });
+  if (carried > target.maxRegistersPerThread)
+    return llvm::make_error<ResourceLimitError>(
+        "keeps " + std::to_string(carried) +
+        " registers per thread live across a loop (the tiles it carries); " +
+        arch.str() + " has " + std::to_string(target.maxRegistersPerThread));
   if (addBackendPasses) {
     PassManager backend(ctx);
     addBackendPasses(backend);

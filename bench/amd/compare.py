@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""Kiln against Triton on AMD code objects, with no AMD GPU (issue 8's yardstick).
+
+Compiles the PERF.md suite's kernels at the same tile sizes with Kiln
+(`kiln compile --targets=ARCH`) and with Triton (`triton.compile` for
+GPUTarget("hip", ARCH, 64), the kernels of bench/gpu/triton_kernels.py), and
+prints, side by side, what each code object uses: VGPRs, AGPRs, SGPRs, LDS
+and scratch (from the code objects' metadata notes), the number of MFMA
+instructions and the widths of the global/buffer loads (from the AMDGCN
+assembly). Both sides get the same promises: pointers 16-byte aligned and
+integer arguments multiples of 16 (Triton's launch-time specialization;
+Kiln's fast-path `_a16` image).
+
+Usage (Triton from PyPI in a virtual environment, never a dependency):
+  python3 -m venv /tmp/tvenv && /tmp/tvenv/bin/pip install triton
+  /tmp/tvenv/bin/python bench/amd/compare.py [--arch gfx942] [--kiln build/bin/kiln] [--out FILE.md]
+"""
+import argparse
+import collections
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "bench", "gpu"))
+
+# name, Kiln (file, kernel, -D), Triton (kernel attribute, signature, constexprs, warps, stages)
+F32, BF16, F16 = "*fp32", "*bf16", "*fp16"
+SUITE = [
+    ("vector_add f32", ("vector_add", "vector_add", {"BLOCK": 1024, "warps": 4}),
+     ("_vector_add_kernel", {"X": F32, "Y": F32, "Z": F32, "n": "i32"}, {"BLOCK": 1024}, 4, 2)),
+    ("softmax f32", ("softmax", "softmax", {"BLOCK": 1024, "warps": 4}),
+     ("_softmax_kernel", {"X": F32, "Y": F32, "rows": "i32", "cols": "i32", "stride": "i32"},
+      {"BLOCK": 1024}, 4, 2)),
+    ("softmax bf16", ("softmax", "softmax_bf16", {"BLOCK": 1024, "warps": 4}),
+     ("_softmax_kernel", {"X": BF16, "Y": BF16, "rows": "i32", "cols": "i32", "stride": "i32"},
+      {"BLOCK": 1024}, 4, 2)),
+    ("layer_norm bf16", ("layer_norm", "layer_norm", {"BLOCK": 1024, "warps": 4}),
+     ("_layer_norm_kernel", {"X": BF16, "Y": BF16, "W": BF16, "B": BF16, "Mean": F32, "Rstd": F32,
+                             "rows": "i32", "cols": "i32", "stride": "i32", "eps": "fp32"},
+      {"BLOCK": 1024}, 4, 2)),
+    ("row_sum f32", ("row_reduce", "row_sum", {"BLOCK": 1024, "warps": 4}),
+     ("_row_sum_kernel", {"X": F32, "Out": F32, "rows": "i32", "cols": "i32", "stride": "i32"},
+      {"BLOCK": 1024}, 4, 2)),
+    ("matmul f16 128x128x64", ("matmul", "matmul", {"BM": 128, "BN": 128, "BK": 64, "warps": 4, "stages": 3}),
+     ("_matmul_kernel", {"A": F16, "B": F16, "C": F16, "M": "i32", "N": "i32", "K": "i32",
+                         "lda": "i32", "ldb": "i32", "ldc": "i32"},
+      {"BM": 128, "BN": 128, "BK": 64, "GROUP": 8}, 4, 2)),
+    ("matmul bf16 128x128x64", ("matmul", "matmul_bf16", {"BM": 128, "BN": 128, "BK": 64, "warps": 4, "stages": 3}),
+     ("_matmul_kernel", {"A": BF16, "B": BF16, "C": BF16, "M": "i32", "N": "i32", "K": "i32",
+                         "lda": "i32", "ldb": "i32", "ldc": "i32"},
+      {"BM": 128, "BN": 128, "BK": 64, "GROUP": 8}, 4, 2)),
+    ("matmul f16 16x64x64 (decode)", ("matmul", "matmul", {"BM": 16, "BN": 64, "BK": 64, "warps": 4, "stages": 3}),
+     ("_matmul_kernel", {"A": F16, "B": F16, "C": F16, "M": "i32", "N": "i32", "K": "i32",
+                         "lda": "i32", "ldb": "i32", "ldc": "i32"},
+      {"BM": 16, "BN": 64, "BK": 64, "GROUP": 8}, 4, 2)),
+    ("attention bf16 D64 128x64", ("attention", "attention_fwd",
+                                   {"BLOCK_M": 128, "BLOCK_N": 64, "HEAD_DIM": 64, "CAUSAL": 0,
+                                    "warps": 4, "stages": 2}),
+     ("_attention_kernel", {"Q": BF16, "K": BF16, "V": BF16, "O": BF16, "sm_scale": "fp32",
+                            "seq": "i32", "stride_bh": "i32", "stride_m": "i32"},
+      {"HEAD_DIM": 64, "CAUSAL": 0, "BLOCK_M": 128, "BLOCK_N": 64}, 4, 2)),
+]
+
+NOTE_KEYS = {".vgpr_count": "vgprs", ".agpr_count": "agprs", ".sgpr_count": "sgprs",
+             ".group_segment_fixed_size": "lds", ".private_segment_fixed_size": "scratch"}
+
+
+def llvm_tool(name):
+    for cand in (name + "-22", name, "/usr/lib/llvm-22/bin/" + name):
+        p = shutil.which(cand) or (cand if os.path.exists(cand) else None)
+        if p:
+            return p
+    sys.exit("compare.py: %s not found (Debian package llvm-22)" % name)
+
+
+def note_resources(hsaco_path):
+    out = subprocess.run([llvm_tool("llvm-readobj"), "--notes", hsaco_path],
+                         capture_output=True, text=True, check=True).stdout
+    res = {}
+    for key, name in NOTE_KEYS.items():
+        m = re.search(re.escape(key) + r":\s+(\d+)", out)
+        res[name] = int(m.group(1)) if m else 0
+    return res
+
+
+def disassemble(hsaco_path, arch):
+    return subprocess.run([llvm_tool("llvm-objdump"), "-d", "--mcpu=" + arch, hsaco_path],
+                          capture_output=True, text=True, check=True).stdout
+
+
+def asm_stats(asm):
+    mfma = len(re.findall(r"\bv_(?:mfma|wmma)_\S+", asm))
+    widths = collections.Counter()
+    for m in re.finditer(r"\b(global|buffer)_load_(dword(?:x[234])?|b(?:32|64|96|128)|(?:u|s)?(?:byte|short)\S*)",
+                         asm):
+        widths[m.group(2)] += 1
+    order = ["dwordx4", "b128", "dwordx3", "b96", "dwordx2", "b64", "dword", "b32"]
+    text = " ".join("%s:%d" % (w, widths[w]) for w in order if widths[w])
+    rest = sum(c for w, c in widths.items() if w not in order)
+    if rest:
+        text += " narrow:%d" % rest
+    return mfma, text or "-"
+
+
+def kiln_side(kiln, arch, spec, tmp):
+    file, kernel, consts = spec
+    src = os.path.join(ROOT, "examples", file + ".tile")
+    defs = sum((["-D", "%s=%s" % kv] for kv in consts.items()), [])
+    bundle = os.path.join(tmp, "k.kpack")
+    subprocess.run([kiln, "compile", src, "--kernel", kernel, *defs, "--targets=" + arch,
+                    "-o", bundle], check=True, capture_output=True, text=True)
+    manifest = json.loads(subprocess.run([kiln, "inspect", bundle, "--json"], check=True,
+                                         capture_output=True, text=True).stdout)
+    images = [i for i in manifest["images"] if i["arch"] == arch]
+    image = next((i for i in images if i["entry"].endswith("_a16")), images[0])
+    data = open(bundle, "rb").read()
+    path = os.path.join(tmp, "k.hsaco")
+    with open(path, "wb") as f:
+        f.write(data[image["offset"]:image["offset"] + image["size"]])
+    res = note_resources(path)
+    for k in manifest["kernels"]:
+        for v in k["variants"]:
+            for img in v["images"]:
+                if img["entry"] == image["entry"] and img["arch"] == arch:
+                    res["lds"] = img["resources"].get("lds_bytes", res["lds"])
+    res["mfma"], res["loads"] = asm_stats(disassemble(path, arch))
+    res["image"] = image["entry"]
+    return res
+
+
+def triton_side(arch, spec, tmp):
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    import triton_kernels as tk
+    name, sig, consts, warps, stages = spec
+    signature = dict(sig)
+    for k in consts:
+        signature[k] = "constexpr"
+    # Pointers 16-byte aligned, integers multiples of 16 (Triton's launch
+    # specialization for such arguments).
+    attrs = {}
+    for i, (arg, ty) in enumerate(sig.items()):
+        if ty.startswith("*") or ty == "i32":
+            attrs[(i,)] = [["tt.divisibility", 16]]
+    src = ASTSource(fn=getattr(tk, name), signature=signature, constexprs=consts, attrs=attrs)
+    compiled = triton.compile(src, target=GPUTarget("hip", arch, 64),
+                              options={"num_warps": warps, "num_stages": stages})
+    path = os.path.join(tmp, "t.hsaco")
+    with open(path, "wb") as f:
+        f.write(compiled.asm["hsaco"])
+    res = note_resources(path)
+    # Triton's LDS is dynamic too: the launch gives metadata.shared bytes.
+    res["lds"] = max(res["lds"], int(getattr(compiled.metadata, "shared", 0) or 0))
+    res["mfma"], res["loads"] = asm_stats(disassemble(path, arch))
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--arch", default="gfx942")
+    ap.add_argument("--kiln", default=os.path.join(ROOT, "build", "bin", "kiln"))
+    ap.add_argument("--out", default=None, help="also write the table to this Markdown file")
+    args = ap.parse_args()
+    import triton
+    rows = []
+    for name, kspec, tspec in SUITE:
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                k = kiln_side(args.kiln, args.arch, kspec, tmp)
+            except subprocess.CalledProcessError as e:
+                k = {"error": (e.stderr or str(e)).strip().splitlines()[-1]}
+            try:
+                t = triton_side(args.arch, tspec, tmp)
+            except Exception as e:  # a Triton failure is reported, not fatal
+                t = {"error": str(e).splitlines()[0] if str(e) else type(e).__name__}
+        rows.append((name, k, t))
+        print("%-30s done" % name, file=sys.stderr)
+
+    def cell(r, key):
+        return "error" if "error" in r else str(r.get(key, "-"))
+
+    lines = ["# Kiln vs Triton %s on %s: code objects (no GPU)" % (triton.__version__, args.arch), "",
+             "Each cell: Kiln / Triton. Same tile sizes; pointers 16-byte aligned and integers",
+             "multiples of 16 on both sides. LDS in bytes (Kiln: its dynamic LDS), scratch in bytes,",
+             "MFMA: v_mfma instructions in the code; loads: global/buffer load instructions by width.",
+             "",
+             "| kernel | VGPRs | AGPRs | SGPRs | LDS | scratch | MFMA | Kiln loads | Triton loads |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for name, k, t in rows:
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            name, *("%s / %s" % (cell(k, c), cell(t, c)) for c in
+                    ("vgprs", "agprs", "sgprs", "lds", "scratch", "mfma")),
+            cell(k, "loads"), cell(t, "loads")))
+    errors = [(n, s, r["error"]) for n, k, t in rows for s, r in (("Kiln", k), ("Triton", t)) if "error" in r]
+    if errors:
+        lines += [""] + ["- %s (%s): %s" % e for e in errors]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
