@@ -41,8 +41,6 @@ using namespace mlir;
 namespace {
 
 constexpr const char *kTriple = "amdgcn-amd-amdhsa";
-/// Code object version 5: what ROCm 6 and later load.
-constexpr int kCodeObjectVersion = 5;
 
 llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
@@ -172,6 +170,18 @@ public:
     return stage == "hsaco";
   }
 
+  /// "code-object": 5 (the default: what ROCm 6 and later load) or 4 (for
+  /// older runtimes; ROCm 5 loads both).
+  llvm::Error setOption(llvm::StringRef name, llvm::StringRef value) override {
+    if (name != "code-object")
+      return TargetBackend::setOption(name, value);
+    if (value != "4" && value != "5")
+      return makeError("the AMD code object version must be 4 or 5, not '" +
+                       value + "'");
+    codeObjectVersion = value == "4" ? 4 : 5;
+    return llvm::Error::success();
+  }
+
   llvm::Expected<std::string> emitStage(ModuleOp variant, llvm::StringRef arch,
                                         llvm::StringRef entry,
                                         llvm::StringRef stage) override {
@@ -262,7 +272,7 @@ private:
         {"vgpr_spills", r->vgprSpills},
         {"sgpr_spills", r->sgprSpills},
         {"waves_per_simd", wavesPerSimd(target, *r, lds, lowered->warps)},
-        {"code_object", kCodeObjectVersion},
+        {"code_object", codeObjectVersion},
         {"source", "code object"}};
     kiln::CodeObject object;
     object.triple = kTriple;
@@ -275,7 +285,7 @@ private:
     object.requiresJson =
         nlohmann::json{{"gfx", arch.str()},
                        {"wave_size", target.warpSize},
-                       {"code_object", kCodeObjectVersion}}
+                       {"code_object", codeObjectVersion}}
             .dump();
     out.images.push_back(std::move(object));
     return out;
@@ -307,10 +317,10 @@ private:
   }
 
   /// The LLVM dialect module as optimized LLVM IR (O3) for `tm`, marked
-  /// for code object version 5.
-  static llvm::Expected<std::unique_ptr<llvm::Module>>
+  /// with the code object version.
+  llvm::Expected<std::unique_ptr<llvm::Module>>
   optimizedLLVM(ModuleOp module, llvm::TargetMachine &tm,
-                llvm::LLVMContext &llvmCtx, llvm::StringRef entry) {
+                llvm::LLVMContext &llvmCtx, llvm::StringRef entry) const {
     std::unique_ptr<llvm::Module> llvmModule =
         translateModuleToLLVMIR(module, llvmCtx, entry);
     if (!llvmModule)
@@ -319,7 +329,7 @@ private:
     llvmModule->setDataLayout(tm.createDataLayout());
     llvmModule->addModuleFlag(llvm::Module::Error,
                               "amdhsa_code_object_version",
-                              kCodeObjectVersion * 100);
+                              codeObjectVersion * 100);
     kiln::optimizeLLVMModule(*llvmModule, tm, llvm::OptimizationLevel::O3);
     return llvmModule;
   }
@@ -340,6 +350,8 @@ private:
     }
     return text;
   }
+
+  int codeObjectVersion = 5;
 };
 
 } // namespace

@@ -26,6 +26,12 @@ TargetBackend::emitStage(mlir::ModuleOp, llvm::StringRef arch,
                                      ") has no stage '" + stage + "'");
 }
 
+llvm::Error TargetBackend::setOption(llvm::StringRef name, llvm::StringRef) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "the " + getName() + " backend has no option '" +
+                                     name + "'");
+}
+
 llvm::Expected<std::vector<CodeObject>>
 TargetBackend::compileImages(mlir::ModuleOp variant, llvm::StringRef arch,
                              llvm::StringRef entry) {

@@ -91,6 +91,11 @@ public:
                                                 llvm::StringRef arch,
                                                 llvm::StringRef entry,
                                                 llvm::StringRef stage);
+  /// A backend-specific option for the compiles that follow (the AMD
+  /// backend's "code-object" version, from --amdgpu-code-object). An
+  /// option the backend does not have, or a value it refuses, is an error
+  /// that says which values it takes.
+  virtual llvm::Error setOption(llvm::StringRef name, llvm::StringRef value);
 };
 
 /// Backends built into this binary (those whose KILN_ENABLE_* option is

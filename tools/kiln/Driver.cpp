@@ -96,6 +96,9 @@ COMPILE OPTIONS:
                         per-thread form), llvm, ptx, cubin (binary: exactly
                         one variant, pinned with -D)
   --targets=T,...       the bundle's targets (default: host); repeatable
+  --amdgpu-code-object=N
+                        the code object version of AMD images: 5 (the
+                        default, ROCm 6 and later) or 4 (older runtimes)
   --host-cpu=CPU        the CPU of target 'host' (default: a portable
                         baseline, x86-64-v2 on x86-64; 'native': this machine)
   --check-bounds        checked mode: every load, store and atomic asks the
@@ -151,6 +154,8 @@ struct Options {
   std::vector<std::string> kernels;
   std::vector<std::string> targets; ///< As given; empty: none given.
   std::optional<std::string> hostCpu;
+  /// --amdgpu-code-object=N: the AMD backend's code object version.
+  std::optional<std::string> amdgpuCodeObject;
   /// --check-bounds: code objects ask the runtime before every access.
   bool checkBounds = false;
   /// kiln run: the bundle is kept in memory here instead of being written.
@@ -183,7 +188,8 @@ std::optional<int> finishCompileArgs(Options &opts) {
                         " cannot be combined with --emit=" + opts.emit);
     return std::nullopt;
   }
-  bool bundleOptions = !opts.targets.empty() || opts.hostCpu || opts.checkBounds;
+  bool bundleOptions = !opts.targets.empty() || opts.hostCpu ||
+                       opts.checkBounds || opts.amdgpuCodeObject;
   if (opts.emit.empty()) {
     bool text = opts.listVariants || opts.summary;
     opts.emit = !text && (bundleOptions ||
@@ -254,6 +260,11 @@ std::optional<int> parseCompileArgs(llvm::ArrayRef<const char *> args,
         return usageError("--host-cpu needs a CPU name, e.g. "
                           "--host-cpu=native");
       opts.hostCpu = *v;
+    } else if (isLong("--amdgpu-code-object")) {
+      auto v = value("--amdgpu-code-object");
+      if (!v || v->empty())
+        return usageError("--amdgpu-code-object needs a version, 4 or 5");
+      opts.amdgpuCodeObject = *v;
     } else if (a.starts_with("-D")) {
       auto v = value("-D");
       if (!v)
@@ -399,6 +410,18 @@ std::optional<int> resolveTargets(const Options &opts,
     if (!backend)
       return unavailableTarget(name);
     targets.push_back({name, name, backend});
+  }
+  if (opts.amdgpuCodeObject) {
+    auto amd = llvm::find_if(targets, [](const ResolvedTarget &t) {
+      return t.backend->getName() == "amdgpu";
+    });
+    if (amd == targets.end())
+      return usageError("--amdgpu-code-object applies to AMD targets "
+                        "(gfx90a, gfx942, ...), which --targets does not list");
+    if (llvm::Error e = amd->backend->setOption("code-object",
+                                                *opts.amdgpuCodeObject))
+      return userError("--amdgpu-code-object=" + *opts.amdgpuCodeObject +
+                       ": " + llvm::toString(std::move(e)));
   }
   if (!opts.hostCpu)
     return std::nullopt;

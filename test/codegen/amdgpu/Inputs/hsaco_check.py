@@ -2,12 +2,13 @@
 """Checks every AMD code object (hsaco) of a Kiln bundle without an AMD GPU.
 
 Usage: hsaco_check.py BUNDLE --kiln KILN [--matrix KERNEL,...]
-                       [--known-scratch ARCH:KERNEL,...]
+                       [--known-scratch ARCH:KERNEL,...] [--code-object 4|5]
 
 For each image whose triple is amdgcn-amd-amdhsa (found with
 `kiln inspect --json`, sliced out of the bundle at its offset):
   - llvm-readobj reads it as an AMDGPU ELF shared object (a valid code
-    object, code object version 5);
+    object) of code object version 5 (or --code-object's), and the
+    manifest's `requires` says the same;
   - llvm-nm lists no undefined symbol (self-contained: no ockl, ocml or
     other device library);
   - llvm-objdump disassembles it for its arch; for the kernels named in
@@ -49,6 +50,7 @@ def main():
     ap.add_argument("bundle")
     ap.add_argument("--kiln", required=True)
     ap.add_argument("--matrix", default="", help="kernels that must use MFMA/WMMA")
+    ap.add_argument("--code-object", type=int, default=5, choices=[4, 5])
     ap.add_argument("--known-scratch", default="",
                     help="ARCH:KERNEL pairs whose default variant spills (known gaps)")
     args = ap.parse_args()
@@ -64,7 +66,7 @@ def main():
         for v in k.get("variants", []):
             for img in v.get("images", []):
                 resources[(img.get("entry"), img.get("arch"))] = (
-                    v.get("index"), img.get("resources", {}))
+                    v.get("index"), img.get("resources", {}), img.get("requires", {}))
     data = open(args.bundle, "rb").read()
     images = [i for i in manifest["images"] if i["triple"] == "amdgcn-amd-amdhsa"]
     failed = 0
@@ -78,10 +80,12 @@ def main():
             rc, hdr = run([readobj, "--file-headers", "--notes", path])
             if rc or "EM_AMDGPU" not in hdr or "SharedObject" not in hdr:
                 why.append("not an AMDGPU shared object")
-            elif not re.search(r"ABIVersion: 3\b", hdr) or not re.search(
-                    r"amdhsa\.version:\s*\n\s*-\s*1\s*\n\s*-\s*2", hdr):
-                # ELFABIVERSION_AMDGPU_HSA_V5 is 3; its metadata is 1.2.
-                why.append("not code object version 5")
+            else:
+                # ELFABIVERSION_AMDGPU_HSA_V4/V5 are 2/3; their metadata 1.1/1.2.
+                abi, minor = {4: (2, 1), 5: (3, 2)}[args.code_object]
+                if not re.search(r"ABIVersion: %d\b" % abi, hdr) or not re.search(
+                        r"amdhsa\.version:\s*\n\s*-\s*1\s*\n\s*-\s*%d\b" % minor, hdr):
+                    why.append("not code object version %d" % args.code_object)
             rc, undef = run([nm, "--undefined-only", path])
             if rc or undef.strip():
                 why.append("undefined symbols: " + " ".join(undef.split()))
@@ -91,7 +95,9 @@ def main():
             count = len(re.findall(r"\bv_(?:mfma|wmma)_", dis))
             if img["kernel"] in matrix and count == 0:
                 why.append("no v_mfma/v_wmma in a dot kernel")
-            vi, res = resources.get((entry, arch), (None, {}))
+            vi, res, req = resources.get((entry, arch), (None, {}, {}))
+            if req.get("code_object") != args.code_object:
+                why.append("the manifest requires code object %s" % req.get("code_object"))
             if isinstance(res, str):
                 res = json.loads(res)
             note = ""
