@@ -9,8 +9,9 @@
 // that for every conversion whose source is such a chain (of at most
 // `kMaxChain` ops, without memory accesses), then lets CSE merge the
 // copies. Conversions of loaded data, reductions and matrix products stay.
-// Then a loop-carried tile that its loop computes from values converted in
-// from one layout moves to that layout (retypeLoopCarried).
+// Then a conversion feeding a narrowing cast moves after it (fewer bytes
+// to move), and a loop-carried tile that its loop computes from values
+// converted in from one layout moves to that layout (retypeLoopCarried).
 //
 //===----------------------------------------------------------------------===//
 
@@ -258,6 +259,39 @@ struct RemoveConversionsPass
                                 convert.getType().getEncoding());
       convert.replaceAllUsesWith(v);
       convert.erase();
+    }
+    // Narrow before moving: a conversion whose only user is a narrowing
+    // cast (a matmul's f32 accumulator converted for the store, then cast
+    // to f16) converts the narrow values instead, half the bytes through
+    // shared memory.
+    SmallVector<ConvertLayoutOp> narrowable;
+    getOperation().walk([&](ConvertLayoutOp c) {
+      if (!c->hasOneUse())
+        return;
+      Operation *user = *c->getUsers().begin();
+      if (!isa<arith::TruncFOp, arith::TruncIOp>(user) ||
+          user->getNumResults() != 1)
+        return;
+      auto from = cast<RankedTensorType>(c.getType());
+      auto to = cast<RankedTensorType>(user->getResult(0).getType());
+      if (to.getElementTypeBitWidth() < from.getElementTypeBitWidth())
+        narrowable.push_back(c);
+    });
+    for (ConvertLayoutOp c : narrowable) {
+      Operation *narrowing = *c->getUsers().begin();
+      OpBuilder b(narrowing);
+      auto srcType = cast<RankedTensorType>(c.getSrc().getType());
+      auto resultType = cast<RankedTensorType>(narrowing->getResult(0).getType());
+      IRMapping map;
+      map.map(c.getResult(), c.getSrc());
+      Operation *narrow = b.clone(*narrowing, map);
+      narrow->getResult(0).setType(
+          withLayout(resultType, srcType.getEncoding()));
+      Value moved = ConvertLayoutOp::create(b, c.getLoc(), resultType,
+                                            narrow->getResult(0));
+      narrowing->getResult(0).replaceAllUsesWith(moved);
+      narrowing->erase();
+      c.erase();
     }
     // Loop-carried tiles in the layout their loop computes them in.
     SmallVector<scf::ForOp> loops;
