@@ -293,27 +293,7 @@ private:
 
   static llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
   targetMachine(llvm::StringRef arch) {
-    static bool initialized = [] {
-      llvm::InitializeAllTargetInfos();
-      llvm::InitializeAllTargets();
-      llvm::InitializeAllTargetMCs();
-      llvm::InitializeAllAsmPrinters();
-      return true;
-    }();
-    (void)initialized;
-    llvm::Triple triple(kTriple);
-    std::string error;
-    const llvm::Target *target =
-        llvm::TargetRegistry::lookupTarget(triple, error);
-    if (!target)
-      return makeError("LLVM has no AMDGPU target: " + error);
-    llvm::TargetOptions options;
-    std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-        triple, arch, /*Features=*/"", options, llvm::Reloc::PIC_,
-        std::nullopt, llvm::CodeGenOptLevel::Aggressive));
-    if (!tm)
-      return makeError("cannot create an AMDGPU target machine for " + arch);
-    return tm;
+    return kiln::createTargetMachine(kTriple, arch, "", /*pic=*/true);
   }
 
   /// The LLVM dialect module as optimized LLVM IR (O3) for `tm`, marked

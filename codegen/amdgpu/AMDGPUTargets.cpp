@@ -36,12 +36,6 @@ namespace {
 
 using Bases = llvm::SmallVector<LinearLayout::Basis, 8>;
 
-LinearLayout fragment(Bases registers, Bases lanes, int32_t rows,
-                      int32_t cols) {
-  return LinearLayout({{"register", std::move(registers)},
-                       {"lane", std::move(lanes)}},
-                      {{"dim0", rows}, {"dim1", cols}});
-}
 
 /// Bases stepping `dim` (0 rows, 1 columns) by 1, 2, 4, ... `count` times,
 /// starting at `first`.
@@ -74,20 +68,20 @@ MatrixInstr mfma(std::string name, int32_t m, int32_t k, const char *ab,
   int groupBits = 6 - mBits; // lane bits above the row: 1 (32) or 2 (16)
   // A (m x k): the element steps k, the low lane bits step i, the high
   // ones step k by e.
-  i.aLayout = fragment(steps(1, 1, eBits),
+  i.aLayout = fragmentLayout(steps(1, 1, eBits),
                        concat(steps(0, 1, mBits), steps(1, e, groupBits)), m,
                        k);
-  i.bLayout = fragment(steps(0, 1, eBits),
+  i.bLayout = fragmentLayout(steps(0, 1, eBits),
                        concat(steps(1, 1, mBits), steps(0, e, groupBits)), k,
                        m);
   // D (m x m): the low lane bits step j; element bits 0-1 step i by 1, 2;
   // the high lane bits step i by 4 (and 8 for 16x16); for 32x32, element
   // bits 2-3 step i by 8, 16.
   if (m == 32)
-    i.cLayout = fragment(concat(steps(0, 1, 2), steps(0, 8, 2)),
+    i.cLayout = fragmentLayout(concat(steps(0, 1, 2), steps(0, 8, 2)),
                          concat(steps(1, 1, 5), steps(0, 4, 1)), 32, 32);
   else
-    i.cLayout = fragment(steps(0, 1, 2),
+    i.cLayout = fragmentLayout(steps(0, 1, 2),
                          concat(steps(1, 1, 4), steps(0, 4, 2)), 16, 16);
   return i;
 }
@@ -100,9 +94,9 @@ MatrixInstr wmmaGfx11(const char *name, const char *ab, const char *acc) {
   i.aType = i.bType = ab;
   i.accType = acc;
   Bases copies = {{0, 0}}; // lane bit 4: the same elements again
-  i.aLayout = fragment(steps(1, 1, 4), concat(steps(0, 1, 4), copies), 16, 16);
-  i.bLayout = fragment(steps(0, 1, 4), concat(steps(1, 1, 4), copies), 16, 16);
-  i.cLayout = fragment(steps(0, 2, 3), concat(steps(1, 1, 4), steps(0, 1, 1)),
+  i.aLayout = fragmentLayout(steps(1, 1, 4), concat(steps(0, 1, 4), copies), 16, 16);
+  i.bLayout = fragmentLayout(steps(0, 1, 4), concat(steps(1, 1, 4), copies), 16, 16);
+  i.cLayout = fragmentLayout(steps(0, 2, 3), concat(steps(1, 1, 4), steps(0, 1, 1)),
                        16, 16);
   return i;
 }
@@ -119,15 +113,15 @@ MatrixInstr wmmaGfx12(const char *name, const char *ab, const char *acc) {
   // 8, lane bit 4 steps 4; 8-bit: r bits step 1, 2, 4, lane bit 4 steps 8.
   Bases kRegs = bytes ? steps(1, 1, 3) : concat(steps(1, 1, 2), steps(1, 8, 1));
   Bases kLane = bytes ? steps(1, 8, 1) : steps(1, 4, 1);
-  i.aLayout = fragment(kRegs, concat(steps(0, 1, 4), kLane), 16, 16);
+  i.aLayout = fragmentLayout(kRegs, concat(steps(0, 1, 4), kLane), 16, 16);
   auto transpose = [](Bases b) {
     for (LinearLayout::Basis &v : b)
       std::swap(v[0], v[1]);
     return b;
   };
-  i.bLayout = fragment(transpose(kRegs),
+  i.bLayout = fragmentLayout(transpose(kRegs),
                        concat(steps(1, 1, 4), transpose(kLane)), 16, 16);
-  i.cLayout = fragment(steps(0, 1, 3), concat(steps(1, 1, 4), steps(0, 8, 1)),
+  i.cLayout = fragmentLayout(steps(0, 1, 3), concat(steps(1, 1, 4), steps(0, 8, 1)),
                        16, 16);
   return i;
 }

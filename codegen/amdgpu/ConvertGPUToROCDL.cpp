@@ -16,10 +16,7 @@
 #include "compiler/GPU/TargetDesc.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/Arith/Transforms/Passes.h"
-#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace kiln::amdgpu {
 #define GEN_PASS_DEF_CONVERTKILNGPUTOROCDL
@@ -368,48 +365,13 @@ struct ConvertKilnGPUToROCDLPass
     if (failed(lowerPrimitives(module, threads, target->warpSize)))
       return signalPassFailure();
 
-    // Math: f16/bf16 in f32; exp2, log2, exp, log, sqrt as LLVM's
-    // intrinsics (the AMDGPU backend expands them inline around
-    // v_exp_f32/v_log_f32/v_sqrt_f32, within an ulp or two); sin and cos
-    // Kiln's expansion (v_sin_f32 reduces its argument too coarsely); the
-    // rest MLIR's polynomial approximations.
-    {
-      RewritePatternSet patterns(ctx);
-      populateTrigExpansionPatterns(patterns, /*benefit=*/2);
-      math::populateExpansionPatterns(
-          patterns, {"powf", "fpowi", "tan", "sinh", "cosh", "asinh", "acosh",
-                     "atanh", "ctlz", "roundeven"});
-      static const char *const native[] = {
-          "sqrt", "absf", "fma", "floor", "ceil", "exp2", "log2", "exp", "log"};
-      auto needsExpansion = [](StringRef name) {
-        return !llvm::is_contained(native, name);
-      };
-      populateMathF32ExpansionPatterns(patterns, needsExpansion);
-      arith::populateCeilFloorDivExpandOpsPatterns(patterns);
-      populateMathPolynomialApproximationPatterns(patterns, needsExpansion);
-      if (failed(applyPatternsGreedily(module, std::move(patterns))))
-        return signalPassFailure();
-    }
-    {
-      static const char *const native[] = {
-          "math.sqrt", "math.rsqrt", "math.fma", "math.absf", "math.floor",
-          "math.ceil", "math.copysign", "math.trunc", "math.round",
-          "math.roundeven", "math.absi", "math.ctpop", "math.ctlz",
-          "math.cttz", "math.exp2", "math.log2", "math.exp", "math.log"};
-      WalkResult r = module.walk([&](Operation *op) {
-        if (!isa<math::MathDialect>(op->getDialect()) ||
-            llvm::is_contained(native, op->getName().getStringRef()))
-          return WalkResult::advance();
-        op->emitError("'")
-            << op->getName() << "' on "
-            << getElementTypeOrSelf(op->getResult(0).getType())
-            << " is not supported by the AMD backend yet (it would need "
-               "ocml)";
-        return WalkResult::interrupt();
-      });
-      if (r.wasInterrupted())
-        return signalPassFailure();
-    }
+    // Math without ocml (compiler/GPU/MathExpansion.h): exp2, log2, exp
+    // and log stay LLVM's intrinsics, which the AMDGPU backend expands
+    // inline around v_exp_f32/v_log_f32 (with the range and denormal
+    // scaling ocml would do).
+    if (failed(lowerGPUMath(module, {"exp2", "log2", "exp", "log"}, "AMD",
+                            "ocml", nullptr)))
+      return signalPassFailure();
 
     if (failed(convertPerThreadToLLVM(module, [](ConversionTarget &target) {
           target.addLegalDialect<ROCDL::ROCDLDialect>();

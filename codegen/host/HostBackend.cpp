@@ -199,24 +199,13 @@ llvm::Expected<kiln::host::SharedObject> kiln::host::emitSharedObject(
     llvm::Module &llvmModule, llvm::StringRef cpu, llvm::StringRef features,
     llvm::StringRef entry, llvm::OptimizationLevel level,
     llvm::ArrayRef<std::string> libraries) {
-  static bool initialized = [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    return true;
-  }();
-  (void)initialized;
   std::string tripleName = llvm::sys::getDefaultTargetTriple();
   llvm::Triple triple(tripleName);
-  std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target)
-    return makeError("no LLVM target for " + tripleName + ": " + error);
-  llvm::TargetOptions options;
-  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      triple, cpu, features, options, llvm::Reloc::PIC_, std::nullopt,
-      llvm::CodeGenOptLevel::Aggressive));
-  if (!tm)
-    return makeError("cannot create a target machine for CPU '" + cpu + "'");
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> created =
+      kiln::createTargetMachine(tripleName, cpu, features, /*pic=*/true);
+  if (!created)
+    return created.takeError();
+  std::unique_ptr<llvm::TargetMachine> tm = std::move(*created);
   llvmModule.setTargetTriple(triple);
   llvmModule.setDataLayout(tm->createDataLayout());
 

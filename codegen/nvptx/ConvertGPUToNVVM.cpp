@@ -413,52 +413,13 @@ struct ConvertKilnGPUToNVVMPass
     if (failed(lowerPrimitives(module)))
       return signalPassFailure();
 
-    // Math without libdevice: f16/bf16 functions computed in f32, then
-    // the functions NVPTX has no instruction for expanded into arithmetic
-    // (polynomial approximations within docs/language.md section 9.4).
-    {
-      RewritePatternSet patterns(ctx);
-      patterns.add<Exp2ToEx2>(ctx, /*benefit=*/2);
-      populateTrigExpansionPatterns(patterns, /*benefit=*/2);
-      math::populateExpansionPatterns(
-          patterns, {"powf", "fpowi", "tan", "sinh", "cosh", "asinh",
-                     "acosh", "atanh", "ctlz", "roundeven"});
-      auto needsExpansion = [](StringRef name) {
-        return name != "sqrt" && name != "absf" && name != "fma" &&
-               name != "floor" && name != "ceil" && name != "rsqrt";
-      };
-      populateMathF32ExpansionPatterns(patterns, needsExpansion);
-      // ceildiv, floordiv and friends as plain integer arithmetic (and
-      // nothing else of arith-expand: maximumf/minimumf stay, for LLVM's
-      // maximum/minimum, which order -0 below +0).
-      arith::populateCeilFloorDivExpandOpsPatterns(patterns);
-      populateMathPolynomialApproximationPatterns(patterns, needsExpansion);
-      if (failed(applyPatternsGreedily(module, std::move(patterns))))
-        return signalPassFailure();
-    }
-
-    // What is left of math must be an instruction: anything else would
-    // become a libdevice call. f64 transcendental functions are the case
-    // today.
-    {
-      static const char *const native[] = {
-          "math.sqrt", "math.rsqrt", "math.fma", "math.absf", "math.floor",
-          "math.ceil", "math.copysign", "math.trunc", "math.round",
-          "math.roundeven", "math.absi", "math.ctpop", "math.ctlz", "math.cttz"};
-      WalkResult r = module.walk([&](Operation *op) {
-        if (!isa<math::MathDialect>(op->getDialect()) ||
-            llvm::is_contained(native, op->getName().getStringRef()))
-          return WalkResult::advance();
-        op->emitError("'")
-            << op->getName() << "' on "
-            << getElementTypeOrSelf(op->getResult(0).getType())
-            << " is not supported by the NVIDIA backend yet (it would need "
-               "libdevice)";
-        return WalkResult::interrupt();
-      });
-      if (r.wasInterrupted())
-        return signalPassFailure();
-    }
+    // Math without libdevice (compiler/GPU/MathExpansion.h); exp2 is the
+    // hardware's ex2.approx.
+    if (failed(lowerGPUMath(module, {}, "NVIDIA", "libdevice",
+                            [&](RewritePatternSet &patterns) {
+                              patterns.add<Exp2ToEx2>(ctx, /*benefit=*/2);
+                            })))
+      return signalPassFailure();
 
     if (failed(convertPerThreadToLLVM(module, [](ConversionTarget &target) {
           target.addLegalDialect<NVVM::NVVMDialect>();

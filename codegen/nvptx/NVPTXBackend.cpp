@@ -244,27 +244,7 @@ private:
   /// The NVPTX target machine for `arch`.
   static llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
   targetMachine(llvm::StringRef arch) {
-    static bool initialized = [] {
-      llvm::InitializeAllTargetInfos();
-      llvm::InitializeAllTargets();
-      llvm::InitializeAllTargetMCs();
-      llvm::InitializeAllAsmPrinters();
-      return true;
-    }();
-    (void)initialized;
-    llvm::Triple triple(kTriple);
-    std::string error;
-    const llvm::Target *target =
-        llvm::TargetRegistry::lookupTarget(triple, error);
-    if (!target)
-      return makeError("LLVM has no NVPTX target: " + error);
-    llvm::TargetOptions options;
-    std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-        triple, arch, /*Features=*/"", options, std::nullopt, std::nullopt,
-        llvm::CodeGenOptLevel::Aggressive));
-    if (!tm)
-      return makeError("cannot create an NVPTX target machine for " + arch);
-    return tm;
+    return kiln::createTargetMachine(kTriple, arch, "", /*pic=*/false);
   }
 
   /// The LLVM dialect module as optimized LLVM IR (O3) for `tm`.

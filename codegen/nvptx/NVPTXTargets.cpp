@@ -20,21 +20,13 @@ namespace {
 
 using Bases = llvm::SmallVector<LinearLayout::Basis, 8>;
 
-/// A per-warp fragment: register and lane bases over (dim0, dim1) of an
-/// rows x cols operand.
-LinearLayout fragment(Bases registers, Bases lanes, int32_t rows,
-                      int32_t cols) {
-  return LinearLayout({{"register", std::move(registers)},
-                       {"lane", std::move(lanes)}},
-                      {{"dim0", rows}, {"dim1", cols}});
-}
 
 // Lanes of every m16n8 accumulator: threadID_in_group picks column pairs,
 // groupID the row.
 const Bases kAccLanes = {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}};
 LinearLayout accumulator() {
   // c0..c3: row = groupID (+8 for c2, c3), col = 2 * tig + (i & 1).
-  return fragment({{0, 1}, {8, 0}}, kAccLanes, 16, 8);
+  return fragmentLayout({{0, 1}, {8, 0}}, kAccLanes, 16, 8);
 }
 
 MatrixInstr mma16816(const char *name, const char *type) {
@@ -45,9 +37,9 @@ MatrixInstr mma16816(const char *name, const char *type) {
   i.accType = "f32";
   // a0..a7: row = groupID (+8 for a2, a3, a6, a7),
   //         col = 2 * tig + (i & 1) (+8 for a4..a7).
-  i.aLayout = fragment({{0, 1}, {8, 0}, {0, 8}}, kAccLanes, 16, 16);
+  i.aLayout = fragmentLayout({{0, 1}, {8, 0}, {0, 8}}, kAccLanes, 16, 16);
   // b0..b3: row = 2 * tig + (i & 1) (+8 for b2, b3), col = groupID.
-  i.bLayout = fragment({{1, 0}, {8, 0}},
+  i.bLayout = fragmentLayout({{1, 0}, {8, 0}},
                        {{2, 0}, {4, 0}, {0, 1}, {0, 2}, {0, 4}}, 16, 8);
   i.cLayout = accumulator();
   return i;
@@ -61,10 +53,10 @@ MatrixInstr mma1688tf32() {
   i.accType = "f32";
   i.tf32 = true;
   // a0..a3: row = groupID (+8 for a1, a3), col = tig (+4 for a2, a3).
-  i.aLayout = fragment({{8, 0}, {0, 4}},
+  i.aLayout = fragmentLayout({{8, 0}, {0, 4}},
                        {{0, 1}, {0, 2}, {1, 0}, {2, 0}, {4, 0}}, 16, 8);
   // b0, b1: row = tig (+4 for b1), col = groupID.
-  i.bLayout = fragment({{4, 0}}, {{1, 0}, {2, 0}, {0, 1}, {0, 2}, {0, 4}}, 8,
+  i.bLayout = fragmentLayout({{4, 0}}, {{1, 0}, {2, 0}, {0, 1}, {0, 2}, {0, 4}}, 8,
                        8);
   i.cLayout = accumulator();
   return i;
@@ -79,10 +71,10 @@ MatrixInstr mma16832(const char *name, const char *type, const char *acc) {
   i.accType = acc;
   // a0..a15: row = groupID (+8 for a4..a7, a12..a15),
   //          col = 4 * tig + (i & 3) (+16 for a8..a15).
-  i.aLayout = fragment({{0, 1}, {0, 2}, {8, 0}, {0, 16}},
+  i.aLayout = fragmentLayout({{0, 1}, {0, 2}, {8, 0}, {0, 16}},
                        {{0, 4}, {0, 8}, {1, 0}, {2, 0}, {4, 0}}, 16, 32);
   // b0..b7: row = 4 * tig + (i & 3) (+16 for b4..b7), col = groupID.
-  i.bLayout = fragment({{1, 0}, {2, 0}, {16, 0}},
+  i.bLayout = fragmentLayout({{1, 0}, {2, 0}, {16, 0}},
                        {{4, 0}, {8, 0}, {0, 1}, {0, 2}, {0, 4}}, 32, 8);
   i.cLayout = accumulator();
   return i;

@@ -3,8 +3,11 @@
 #include "compiler/GPU/MathExpansion.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
 
@@ -91,4 +94,51 @@ void kiln::gpu::populateTrigExpansionPatterns(RewritePatternSet &patterns,
   patterns.add<TrigExpansion<math::SinOp, false>,
                TrigExpansion<math::CosOp, true>>(patterns.getContext(),
                                                  benefit);
+}
+
+LogicalResult kiln::gpu::lowerGPUMath(
+    ModuleOp module, ArrayRef<StringRef> native, StringRef backend,
+    StringRef library,
+    function_ref<void(RewritePatternSet &)> addBackendPatterns) {
+  static const char *const instructions[] = {"sqrt", "rsqrt", "fma", "absf",
+                                             "floor", "ceil"};
+  auto isNative = [&](StringRef name) {
+    return llvm::is_contained(instructions, name) ||
+           llvm::is_contained(native, name);
+  };
+  RewritePatternSet patterns(module.getContext());
+  if (addBackendPatterns)
+    addBackendPatterns(patterns);
+  populateTrigExpansionPatterns(patterns, /*benefit=*/2);
+  math::populateExpansionPatterns(
+      patterns, {"powf", "fpowi", "tan", "sinh", "cosh", "asinh", "acosh",
+                 "atanh", "ctlz", "roundeven"});
+  auto needsExpansion = [&](StringRef name) { return !isNative(name); };
+  populateMathF32ExpansionPatterns(patterns, needsExpansion);
+  // ceildiv, floordiv and friends as plain integer arithmetic (and nothing
+  // else of arith-expand: maximumf/minimumf stay, for LLVM's
+  // maximum/minimum, which order -0 below +0).
+  arith::populateCeilFloorDivExpandOpsPatterns(patterns);
+  populateMathPolynomialApproximationPatterns(patterns, needsExpansion);
+  if (failed(applyPatternsGreedily(module, std::move(patterns))))
+    return failure();
+
+  // What is left of math must be an instruction: anything else would
+  // become a library call (f64 transcendental functions, today).
+  static const char *const leftovers[] = {
+      "copysign", "trunc", "round", "roundeven", "absi", "ctpop", "ctlz",
+      "cttz"};
+  WalkResult r = module.walk([&](Operation *op) {
+    if (!isa<math::MathDialect>(op->getDialect()))
+      return WalkResult::advance();
+    StringRef name = op->getName().stripDialect();
+    if (isNative(name) || llvm::is_contained(leftovers, name))
+      return WalkResult::advance();
+    op->emitError("'") << op->getName() << "' on "
+                       << getElementTypeOrSelf(op->getResult(0).getType())
+                       << " is not supported by the " << backend
+                       << " backend yet (it would need " << library << ")";
+    return WalkResult::interrupt();
+  });
+  return failure(r.wasInterrupted());
 }

@@ -8,6 +8,7 @@
 #ifndef KILN_COMPILER_GPU_MATHEXPANSION_H
 #define KILN_COMPILER_GPU_MATHEXPANSION_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace kiln::gpu {
@@ -20,6 +21,22 @@ namespace kiln::gpu {
 /// MLIR's polynomial approximations in the same pattern set.
 void populateTrigExpansionPatterns(mlir::RewritePatternSet &patterns,
                                    unsigned benefit = 2);
+
+/// The math of a GPU backend's per-thread form, without device libraries:
+/// `addBackendPatterns` first (the backend's own instructions, e.g. NVIDIA's
+/// ex2), then sin/cos (populateTrigExpansionPatterns), f16/bf16 functions
+/// in f32, MLIR's expansions (pow, tan, hyperbolics, ...) and polynomial
+/// approximations for every function that is neither always an instruction
+/// (sqrt, rsqrt, fma, abs, floor, ceil) nor one of `native` (function
+/// names the backend's LLVM target expands itself, e.g. "exp2"). What is
+/// left must be an instruction; anything else is an error "'math.X' on T
+/// is not supported by the `backend` backend yet (it would need
+/// `library`)".
+mlir::LogicalResult
+lowerGPUMath(mlir::ModuleOp module, llvm::ArrayRef<llvm::StringRef> native,
+             llvm::StringRef backend, llvm::StringRef library,
+             llvm::function_ref<void(mlir::RewritePatternSet &)>
+                 addBackendPatterns);
 
 } // namespace kiln::gpu
 

@@ -72,3 +72,12 @@ std::vector<std::string> kiln::gpu::getGPUTargetNames() {
     names.push_back(arch);
   return names;
 }
+
+kiln::gpu::LinearLayout kiln::gpu::fragmentLayout(
+    llvm::SmallVector<LinearLayout::Basis, 8> registers,
+    llvm::SmallVector<LinearLayout::Basis, 8> lanes, int32_t rows,
+    int32_t cols) {
+  return LinearLayout({{"register", std::move(registers)},
+                       {"lane", std::move(lanes)}},
+                      {{"dim0", rows}, {"dim1", cols}});
+}

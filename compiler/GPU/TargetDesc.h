@@ -42,6 +42,13 @@ struct MatrixInstr {
   int32_t getCRegisters() const { return cLayout.getInDimSize("register"); }
 };
 
+/// A per-warp fragment layout of a rows x cols operand: the bases of the
+/// `register` and `lane` bits over (dim0 = row, dim1 = column), as the
+/// backends' target descriptions write the vendors' fragment tables.
+LinearLayout fragmentLayout(llvm::SmallVector<LinearLayout::Basis, 8> registers,
+                            llvm::SmallVector<LinearLayout::Basis, 8> lanes,
+                            int32_t rows, int32_t cols);
+
 /// The architecture's numbers (per block unless said otherwise).
 struct GPUTarget {
   std::string arch;     ///< "sm_90a", "gfx942", ...

@@ -3,6 +3,9 @@
 #include "compiler/Target/LLVMPipeline.h"
 
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Triple.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -91,4 +94,34 @@ kiln::emitAndLinkShared(llvm::Module &module, llvm::TargetMachine &tm,
     return makeLinkError("cannot read the linked object: " +
                          bytes.getError().message());
   return (*bytes)->getBuffer().str();
+}
+
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+kiln::createTargetMachine(llvm::StringRef tripleName, llvm::StringRef cpu,
+                          llvm::StringRef features, bool pic) {
+  static bool initialized = [] {
+    llvm::InitializeAllTargetInfos();
+    llvm::InitializeAllTargets();
+    llvm::InitializeAllTargetMCs();
+    llvm::InitializeAllAsmPrinters();
+    return true;
+  }();
+  (void)initialized;
+  llvm::Triple triple(tripleName);
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return makeLinkError("LLVM has no target for " + tripleName + ": " +
+                         error);
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, cpu, features, options,
+      pic ? std::optional<llvm::Reloc::Model>(llvm::Reloc::PIC_)
+          : std::nullopt,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!tm)
+    return makeLinkError("cannot create a target machine for " + tripleName +
+                         " CPU '" + cpu + "'");
+  return tm;
 }

@@ -13,6 +13,7 @@
 #include "llvm/Passes/OptimizationLevel.h"
 #include "llvm/Support/Error.h"
 
+#include <memory>
 #include <string>
 
 namespace llvm {
@@ -26,6 +27,13 @@ namespace kiln {
 /// of `tm` (target transform info, data layout).
 void optimizeLLVMModule(llvm::Module &module, llvm::TargetMachine &tm,
                         llvm::OptimizationLevel level);
+
+/// LLVM's target machine for `triple`, `cpu` and `features`, at O3 code
+/// generation, position-independent when `pic` (every LLVM target is
+/// initialized once, on first use). The error names the triple and CPU.
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createTargetMachine(llvm::StringRef triple, llvm::StringRef cpu,
+                    llvm::StringRef features, bool pic);
 
 /// A temporary file's path, removed when this goes out of scope.
 struct TempFile {
