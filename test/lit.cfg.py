@@ -18,6 +18,27 @@ config.substitutions.append(("%kiln_src", config.kiln_src_root))
 # The CUDA driver's test double (test/runtime/FakeCuda.h).
 config.substitutions.append(("%fakecuda", os.path.join(
     config.kiln_obj_root, "test", "runtime", "libfakecuda.so")))
+config.substitutions.append(("%fakehip", os.path.join(
+    config.kiln_obj_root, "test", "runtime", "libfakehip.so")))
+
+# Feature `hip-runtime` where HIP's library (libamdhip64, Debian's
+# libamdhip64-5 in CI) can be loaded; KILN_EXPECT_HIP_RUNTIME=1
+# (scripts/test.sh) makes its absence an error instead of skipped tests.
+import ctypes
+hip_runtime = None
+for name in ["libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6",
+             "libamdhip64.so.5"]:
+    try:
+        ctypes.CDLL(name)
+        hip_runtime = name
+        break
+    except OSError:
+        pass
+if hip_runtime:
+    config.available_features.add("hip-runtime")
+elif os.environ.get("KILN_EXPECT_HIP_RUNTIME") == "1":
+    lit_config.error("KILN_EXPECT_HIP_RUNTIME=1 but libamdhip64 cannot be "
+                     "loaded (scripts/deps.sh installs libamdhip64-5)")
 
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()

@@ -1,7 +1,7 @@
 //===- CudaDriver.h - The CUDA driver API, declared by hand ------*- C++ -*-===//
 //
 // The few types, enum values and entry points of the CUDA driver API
-// (cuda.h) that the CUDA device uses, declared here so that the runtime
+// (cuda.h) that the CUDA device uses (those HIP shares are in GpuDriver.h), declared here so that the runtime
 // builds without the CUDA SDK and links no CUDA library: the driver is
 // opened with dlopen("libcuda.so.1") ($KILN_CUDA_DRIVER overrides the path)
 // and every entry point is found with dlsym. The enum values are the real
@@ -11,7 +11,7 @@
 #ifndef KILN_RUNTIME_CUDADRIVER_H
 #define KILN_RUNTIME_CUDADRIVER_H
 
-#include "kiln/runtime.h"
+#include "GpuDriver.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -19,14 +19,14 @@
 
 namespace kiln::rt::detail::cuda {
 
-using CUresult = int;
+using CUresult = gpu::Result;
 using CUdevice = int;
-using CUdeviceptr = unsigned long long;
+using CUdeviceptr = gpu::DevPtr;
 using CUcontext = struct CUctx_st *;
-using CUmodule = struct CUmod_st *;
-using CUfunction = struct CUfunc_st *;
-using CUstream = struct CUstream_st *;
-using CUevent = struct CUevent_st *;
+using CUmodule = gpu::Module;
+using CUfunction = gpu::Function;
+using CUstream = gpu::Stream;
+using CUevent = gpu::Event;
 
 // CUresult values the runtime looks at.
 constexpr CUresult CUDA_SUCCESS = 0;
@@ -79,68 +79,25 @@ constexpr int CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1;
 constexpr int CU_FUNC_ATTRIBUTE_NUM_REGS = 4;
 constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 
-// Flags.
-constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
-constexpr unsigned CU_EVENT_DEFAULT = 0;
-
-/// The driver's entry points, found with dlsym. Each member is named after
-/// the function it calls; the symbol may carry a version suffix (_v2).
-struct Driver {
-  CUresult (*cuInit)(unsigned Flags);
-  CUresult (*cuDriverGetVersion)(int *Version);
-  CUresult (*cuGetErrorName)(CUresult Error, const char **Name);
-  CUresult (*cuDeviceGetCount)(int *Count);
-  CUresult (*cuDeviceGet)(CUdevice *Device, int Ordinal);
-  CUresult (*cuDeviceGetName)(char *Name, int Length, CUdevice Device);
-  CUresult (*cuDeviceGetAttribute)(int *Value, int Attribute,
-                                   CUdevice Device);
-  CUresult (*cuDeviceTotalMem)(size_t *Bytes, CUdevice Device);
-  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *Context, CUdevice Device);
-  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice Device);
-  CUresult (*cuCtxPushCurrent)(CUcontext Context);
-  CUresult (*cuCtxPopCurrent)(CUcontext *Context);
-  CUresult (*cuMemAlloc)(CUdeviceptr *Ptr, size_t Bytes);
-  CUresult (*cuMemFree)(CUdeviceptr Ptr);
-  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr Dst, const void *Src,
-                                size_t Bytes, CUstream Stream);
-  CUresult (*cuMemcpyDtoHAsync)(void *Dst, CUdeviceptr Src, size_t Bytes,
-                                CUstream Stream);
-  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr Dst, CUdeviceptr Src,
-                                size_t Bytes, CUstream Stream);
-  CUresult (*cuMemsetD8Async)(CUdeviceptr Dst, unsigned char Value,
-                              size_t Count, CUstream Stream);
-  CUresult (*cuStreamCreate)(CUstream *Stream, unsigned Flags);
-  CUresult (*cuStreamDestroy)(CUstream Stream);
-  CUresult (*cuStreamSynchronize)(CUstream Stream);
-  CUresult (*cuEventCreate)(CUevent *Event, unsigned Flags);
-  CUresult (*cuEventRecord)(CUevent Event, CUstream Stream);
-  CUresult (*cuEventSynchronize)(CUevent Event);
-  CUresult (*cuEventElapsedTime)(float *Milliseconds, CUevent Start,
-                                 CUevent End);
-  CUresult (*cuEventDestroy)(CUevent Event);
+/// The driver's entry points: those HIP shares (gpu::Api) and CUDA's own.
+struct Driver : gpu::Api {
+  CUresult (*cuGetErrorName)(CUresult Error, const char **Name) = nullptr;
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *Context,
+                                       CUdevice Device) = nullptr;
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice Device) = nullptr;
+  CUresult (*cuCtxPushCurrent)(CUcontext Context) = nullptr;
+  CUresult (*cuCtxPopCurrent)(CUcontext *Context) = nullptr;
   CUresult (*cuModuleLoadDataEx)(CUmodule *Module, const void *Image,
                                  unsigned NumOptions, int *Options,
-                                 void **OptionValues);
-  CUresult (*cuModuleGetFunction)(CUfunction *Function, CUmodule Module,
-                                  const char *Name);
-  CUresult (*cuModuleUnload)(CUmodule Module);
+                                 void **OptionValues) = nullptr;
   CUresult (*cuFuncGetAttribute)(int *Value, int Attribute,
-                                 CUfunction Function);
+                                 CUfunction Function) = nullptr;
   CUresult (*cuFuncSetAttribute)(CUfunction Function, int Attribute,
-                                 int Value);
-  CUresult (*cuLaunchKernel)(CUfunction Function, unsigned GridX,
-                             unsigned GridY, unsigned GridZ, unsigned BlockX,
-                             unsigned BlockY, unsigned BlockZ,
-                             unsigned SharedBytes, CUstream Stream,
-                             void **KernelParams, void **Extra);
-
-  std::string Path; ///< what was dlopen'ed
+                                 int Value) = nullptr;
 
   /// "CUDA_ERROR_INVALID_PTX" (cuGetErrorName), or "CUDA error 218" if the
   /// driver does not know the code.
-  std::string errorName(CUresult R) const;
-  /// "<Call> failed: <error name>", the driver failure message.
-  std::string failure(const char *Call, CUresult R) const;
+  std::string errorName(CUresult R) const override;
 };
 
 /// Loads the driver (once per path; the library stays loaded): the path is

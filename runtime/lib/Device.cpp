@@ -68,11 +68,17 @@ int parseOrdinal(std::string_view Spec, std::string_view Kind) {
 //===----------------------------------------------------------------------===//
 
 Expected<Device> Device::open(std::string_view Spec) {
-  // "auto" prefers CUDA device 0 when a driver and a device are there; any
-  // failure to open it falls back to the host without a word.
+  // "auto" prefers CUDA device 0 when a driver and a device are there,
+  // then HIP device 0; any failure to open them falls back to the host
+  // without a word.
   bool Auto = Spec.empty() || Spec == "auto";
   if (Auto && cudaDeviceAvailable()) {
     Expected<std::shared_ptr<DeviceImpl>> D = openCudaDevice(0, "cuda:0");
+    if (D)
+      return Device(std::move(*D));
+  }
+  if (Auto && hipDeviceAvailable()) {
+    Expected<std::shared_ptr<DeviceImpl>> D = openHipDevice(0, "hip:0");
     if (D)
       return Device(std::move(*D));
   }
@@ -97,10 +103,13 @@ Expected<Device> Device::open(std::string_view Spec) {
       return D.takeError();
     return Device(std::move(*D));
   }
-  if (parseOrdinal(Spec, "hip") >= 0)
-    return Error(ErrorCode::UnsupportedDevice,
-                 "HIP devices are not supported by this runtime build yet "
-                 "(asked for '" + Shown + "')");
+  if (int Ordinal = parseOrdinal(Spec, "hip"); Ordinal >= 0) {
+    Expected<std::shared_ptr<DeviceImpl>> D =
+        openHipDevice(Ordinal, "hip:" + std::to_string(Ordinal));
+    if (!D)
+      return D.takeError();
+    return Device(std::move(*D));
+  }
   return invalid("unknown device '" + Shown +
                  "'; expected auto, host, cuda[:N], hip[:N] or emu:<arch>");
 }

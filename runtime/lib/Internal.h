@@ -1,7 +1,7 @@
 //===- Internal.h - Runtime internals shared by the library -----*- C++ -*-===//
 //
 // The driver interface (DeviceImpl: one implementation per device kind:
-// the host, CUDA through dlopen; HIP later), the parsed bundle, and the
+// the host, the CPU emulator, CUDA and HIP through dlopen), the parsed bundle, and the
 // loaded module. Nothing here is installed.
 //
 //===----------------------------------------------------------------------===//
@@ -163,6 +163,12 @@ Expected<std::shared_ptr<DeviceImpl>> openCudaDevice(int Ordinal,
 /// True if a CUDA driver can be loaded and has at least one device (what
 /// "auto" prefers).
 bool cudaDeviceAvailable();
+/// Opens HIP device `Ordinal` through libamdhip64 (or $KILN_HIP_RUNTIME).
+Expected<std::shared_ptr<DeviceImpl>> openHipDevice(int Ordinal,
+                                                    const std::string &Spec);
+/// True if HIP can be loaded and has at least one AMD GPU ("auto" takes
+/// it when there is no CUDA device).
+bool hipDeviceAvailable();
 
 //===----------------------------------------------------------------------===//
 // Modules

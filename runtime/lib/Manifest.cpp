@@ -234,7 +234,8 @@ private:
   }
 
   /// "requires": {"cpu": "znver4", "features": ["avx2", ...]} (host),
-  /// {"sm": 90, "arch_specific": true, "ptx_isa": 80} (NVIDIA) or
+  /// {"sm": 90, "arch_specific": true, "ptx_isa": 80} (NVIDIA),
+  /// {"gfx": "gfx942", "wave_size": 64, "code_object": 5} (AMD) or
   /// {"emu": "sm_80", "cpu": "x86-64-v2"} (emulated); unknown keys are
   /// ignored.
   Error parseRequires(const json &IJ, ImageRequirements &R,
@@ -267,6 +268,15 @@ private:
       return E;
     if (Error E = Number("ptx_isa", R.PtxIsa))
       return E;
+    if (Error E = Number("wave_size", R.WaveSize))
+      return E;
+    if (Error E = Number("code_object", R.CodeObject))
+      return E;
+    if (auto Gfx = It->find("gfx"); Gfx != It->end()) {
+      if (!Gfx->is_string() || Gfx->get<std::string>().rfind("gfx", 0) != 0)
+        return fail(IWhere + "'requires.gfx' must be an AMD GPU name (gfx...)");
+      R.Gfx = Gfx->get<std::string>();
+    }
     if (auto AS = It->find("arch_specific"); AS != It->end()) {
       if (!AS->is_boolean())
         return fail(IWhere + "'requires.arch_specific' must be a bool");

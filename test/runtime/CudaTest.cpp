@@ -13,7 +13,7 @@
 
 #include "../../runtime/lib/CudaDevice.h"
 #include "../../runtime/lib/CudaDriver.h"
-#include "FakeCuda.h"
+#include "FakeDriver.h"
 #include "TestUtil.h"
 #include "kiln/runtime_c.h"
 
@@ -32,62 +32,6 @@ namespace {
 /// at the fake, there is no driver (and "auto" is the host).
 [[maybe_unused]] const bool NoRealDriver =
     setenv("KILN_CUDA_DRIVER", "/nonexistent/kiln-tests/libcuda.so.1", 1) == 0;
-
-/// Sets an environment variable for the life of the object.
-class ScopedEnv {
-public:
-  ScopedEnv(const char *Name, const char *Value) : Name(Name) {
-    if (const char *Old = std::getenv(Name))
-      Saved = Old;
-    if (Value)
-      setenv(Name, Value, 1);
-    else
-      unsetenv(Name);
-  }
-  ~ScopedEnv() {
-    if (Saved)
-      setenv(Name, Saved->c_str(), 1);
-    else
-      unsetenv(Name);
-  }
-
-private:
-  const char *Name;
-  std::optional<std::string> Saved;
-};
-
-/// The fake's test hooks.
-struct FakeHooks {
-  FakeHooks() {
-    Handle = dlopen(KILN_FAKE_CUDA, RTLD_NOW | RTLD_LOCAL);
-    if (!Handle)
-      return;
-    LastLaunch = reinterpret_cast<KilnFakeLastLaunchFn>(
-        dlsym(Handle, "kiln_fake_cuda_last_launch"));
-    LaunchCount = reinterpret_cast<KilnFakeLaunchCountFn>(
-        dlsym(Handle, "kiln_fake_cuda_launch_count"));
-    Live = reinterpret_cast<KilnFakeLiveFn>(
-        dlsym(Handle, "kiln_fake_cuda_live"));
-  }
-  void *Handle = nullptr;
-  KilnFakeLastLaunchFn LastLaunch = nullptr;
-  KilnFakeLaunchCountFn LaunchCount = nullptr;
-  KilnFakeLiveFn Live = nullptr;
-};
-
-FakeHooks &hooks() {
-  static FakeHooks H;
-  return H;
-}
-
-/// A fake code object defining `Functions` ("vadd_v0 params=4 ...").
-std::string fakeImage(const std::vector<std::string> &Functions,
-                      const std::string &Header = "") {
-  std::string Out = "KILNFAKE\n" + Header;
-  for (const std::string &F : Functions)
-    Out += F + "\n";
-  return Out + "END\n";
-}
 
 TestImage cudaImage(std::string Bytes, std::string Arch = "sm_90",
                     uint16_t Kind = kImageCubin) {
@@ -108,58 +52,14 @@ std::string vaddFunctions(const std::string &Extra = "") {
                     "vadd_v2 params=4 action=vadd" + Extra});
 }
 
-class CudaFake : public ::testing::Test {
+class CudaFake : public FakeDriverTest {
 protected:
-  void SetUp() override {
-    ASSERT_TRUE(hooks().Handle) << dlerror();
-    ASSERT_TRUE(hooks().LastLaunch && hooks().LaunchCount && hooks().Live);
-  }
-
-  /// Opens cuda:0 on the fake, with a stream.
-  void open(const char *Spec = "cuda") {
-    auto D = Device::open(Spec);
-    ASSERT_TRUE(D) << D.error().message();
-    Dev.emplace(*D);
-    auto S = Dev->createStream();
-    ASSERT_TRUE(S) << S.error().message();
-    Str.emplace(std::move(*S));
-  }
-
-  Expected<Module> load(const BundleSpec &Spec) {
-    std::string Bytes = buildBundle(Spec);
-    return Dev->loadModuleMemory(Bytes.data(), Bytes.size(), "test.kpack");
-  }
-
-  template <typename T> Buffer upload(const std::vector<T> &Data) {
-    auto B = Dev->allocate(Data.size() * sizeof(T));
-    EXPECT_TRUE(B) << B.error().message();
-    if (!B)
-      return Buffer();
-    Error E = Str->copyToDevice(*B, 0, Data.data(), Data.size() * sizeof(T));
-    EXPECT_FALSE(E) << E.message();
-    return std::move(*B);
-  }
-
-  template <typename T> std::vector<T> download(const Buffer &B) {
-    std::vector<T> Out(B.size() / sizeof(T));
-    Error E = Str->copyToHost(Out.data(), B, 0, Out.size() * sizeof(T));
-    EXPECT_FALSE(E) << E.message();
-    E = Str->synchronize();
-    EXPECT_FALSE(E) << E.message();
-    return Out;
-  }
-
-  KilnFakeLaunch lastLaunch() {
-    KilnFakeLaunch L = {};
-    EXPECT_TRUE(hooks().LastLaunch(&L));
-    return L;
-  }
+  CudaFake() : FakeDriverTest(KILN_FAKE_CUDA) {}
+  void open(const char *Spec = "cuda") { FakeDriverTest::open(Spec); }
 
   ScopedEnv Driver{"KILN_CUDA_DRIVER", KILN_FAKE_CUDA};
   ScopedEnv Mode{"KILN_FAKE_CUDA", "one"};
   ScopedEnv Version{"KILN_FAKE_CUDA_DRIVER_VERSION", nullptr};
-  std::optional<Device> Dev;
-  std::optional<Stream> Str;
 };
 
 TEST(CudaOpen, NoDriver) {
@@ -253,7 +153,7 @@ TEST_F(CudaFake, Properties) {
 TEST_F(CudaFake, MemoryRoundTrip) {
   open();
   int Allocations, Streams, Events, Modules, Contexts;
-  hooks().Live(&Allocations, &Streams, &Events, &Modules, &Contexts);
+  Hooks.Live(&Allocations, &Streams, &Events, &Modules, &Contexts);
   int AllocationsBefore = Allocations;
   {
     Buffer A = upload(std::vector<uint32_t>{1, 2, 3, 4});
@@ -275,7 +175,7 @@ TEST_F(CudaFake, MemoryRoundTrip) {
     auto Empty = Dev->allocate(0);
     ASSERT_TRUE(Empty) << Empty.error().message();
     EXPECT_NE(Empty->data(), nullptr);
-    hooks().Live(&Allocations, &Streams, &Events, &Modules, &Contexts);
+    Hooks.Live(&Allocations, &Streams, &Events, &Modules, &Contexts);
     EXPECT_EQ(Allocations, AllocationsBefore + 3);
 
     // Events time the stream.
@@ -308,12 +208,12 @@ TEST_F(CudaFake, MemoryRoundTrip) {
     ASSERT_TRUE(HB);
     EXPECT_TRUE(Str->fill(*HB, 0, 0, 16));
   }
-  hooks().Live(&Allocations, &Streams, &Events, &Modules, &Contexts);
+  Hooks.Live(&Allocations, &Streams, &Events, &Modules, &Contexts);
   EXPECT_EQ(Allocations, AllocationsBefore) << "buffers are freed";
   EXPECT_EQ(Events, 0) << "events are destroyed";
   Str.reset();
   Dev.reset();
-  hooks().Live(&Allocations, &Streams, &Events, &Modules, &Contexts);
+  Hooks.Live(&Allocations, &Streams, &Events, &Modules, &Contexts);
   EXPECT_EQ(Streams, 0);
   EXPECT_EQ(Contexts, 0) << "the primary context is released";
 }
@@ -335,11 +235,11 @@ TEST_F(CudaFake, LaunchParameters) {
     Y[J] = 0.5f * float(J);
   }
   Buffer BX = upload(X), BY = upload(Y), BZ = upload(std::vector<float>(N));
-  int Before = hooks().LaunchCount();
+  int Before = Hooks.LaunchCount();
   auto Plan = K->launch(*Str, {Arg::pointer(BX), Arg::pointer(BY),
                                Arg::pointer(BZ), Arg::i32(N)});
   ASSERT_TRUE(Plan) << Plan.error().message();
-  EXPECT_EQ(hooks().LaunchCount(), Before + 1);
+  EXPECT_EQ(Hooks.LaunchCount(), Before + 1);
   KilnFakeLaunch L = lastLaunch();
   EXPECT_STREQ(L.Function, "vadd_v0");
   EXPECT_EQ(L.Grid[0], 10u); // cdiv(37, 4)

@@ -1,8 +1,11 @@
-//===- FakeCuda.cpp - A test double of the CUDA driver (libfakecuda.so) ---===//
+//===- FakeCuda.cpp - Test doubles of the CUDA driver and of HIP ----------===//
 //
-// See FakeCuda.h. The types are those of the real driver API, by value
-// (CUresult and CUdevice are int, handles are pointers, CUdeviceptr is
-// unsigned long long); the enum values are cuda.h's.
+// See FakeCuda.h. Built twice: as libfakecuda.so (the CUDA driver API) and,
+// with KILN_FAKE_HIP defined, as libfakehip.so (HIP's module API, which
+// has the same shape: API(cu, hip) picks each entry point's name). The
+// types are those of the real APIs, by value (results and devices are int,
+// handles are pointers, device pointers 64-bit); the enum values are
+// cuda.h's and hip_runtime_api.h's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +25,14 @@
 
 #define EXPORT extern "C" __attribute__((visibility("default")))
 
+#ifdef KILN_FAKE_HIP
+#define API(Cuda, Hip) Hip
+#define FAKE_ENV(Suffix) ("KILN_FAKE_HIP" Suffix)
+#else
+#define API(Cuda, Hip) Cuda
+#define FAKE_ENV(Suffix) ("KILN_FAKE_CUDA" Suffix)
+#endif
+
 namespace {
 
 using CUresult = int;
@@ -35,26 +46,36 @@ constexpr CUresult kNotInitialized = 3;
 constexpr CUresult kNoDevice = 100;
 constexpr CUresult kInvalidDevice = 101;
 constexpr CUresult kInvalidContext = 201;
-constexpr CUresult kInvalidPtx = 218;
+[[maybe_unused]] constexpr CUresult kInvalidPtx = 218;
 constexpr CUresult kInvalidHandle = 400;
 constexpr CUresult kNotFound = 500;
 constexpr CUresult kLaunchOutOfResources = 701;
-constexpr CUresult kAssert = 710;
+#ifdef KILN_FAKE_HIP
+constexpr CUresult kNoBinaryForGpu = 209;
+/// HIP: what a trap leaves (when HIP does not end the process).
+constexpr CUresult kTrapped = 719; // hipErrorLaunchFailure
+#else
+constexpr CUresult kTrapped = 710; // CUDA_ERROR_ASSERT
+#endif
 
 struct Function {
   std::string Name;
   unsigned Params = 0;
   std::string Action;
   int MaxThreads = 1024;
-  int MaxDynamicShared = 48 * 1024;
+  int MaxDynamicShared = API(48, 64) * 1024; // the default limit
 };
 
 struct Module {
   std::vector<Function *> Functions;
 };
 
-struct Stream {};
+/// Streams and events belong to the device current when they were made.
+struct Stream {
+  int Device = 0;
+};
 struct Event {
+  int Device = 0;
   bool Recorded = false;
   std::chrono::steady_clock::time_point Time;
 };
@@ -68,15 +89,17 @@ std::map<uintptr_t, size_t> Allocations;
 std::set<Stream *> Streams;
 std::set<Event *> Events;
 std::set<Module *> Modules;
-Context Contexts[2] = {{0}, {1}};
+[[maybe_unused]] Context Contexts[2] = {{0}, {1}};
 int Retained[2] = {0, 0};
 CUresult Sticky = kSuccess;
 int LaunchCount = 0;
 KilnFakeLaunch Last = {};
 thread_local std::vector<Context *> CurrentStack;
+/// HIP: the thread's current device (hipSetDevice).
+[[maybe_unused]] thread_local int CurrentDevice = 0;
 
 std::string mode() {
-  const char *M = std::getenv("KILN_FAKE_CUDA");
+  const char *M = std::getenv(FAKE_ENV(""));
   return M && *M ? M : "one";
 }
 
@@ -85,7 +108,20 @@ int deviceCount() {
   return M == "nodevice" ? 0 : M == "two" ? 2 : 1;
 }
 
+#ifdef KILN_FAKE_HIP
+bool current() { return true; }
+int currentDevice() { return CurrentDevice; }
+#else
 bool current() { return !CurrentStack.empty(); }
+int currentDevice() {
+  return CurrentStack.empty() ? -1 : CurrentStack.back()->Device;
+}
+#endif
+
+/// A stream of the current device (ROCm 7 and CUDA refuse others).
+bool usable(Stream *S) {
+  return Streams.count(S) && S->Device == currentDevice();
+}
 
 /// True if [P, P + Bytes) lies in one live allocation.
 bool isDeviceRange(CUdeviceptr P, size_t Bytes) {
@@ -106,24 +142,79 @@ bool isDeviceRange(CUdeviceptr P, size_t Bytes) {
 
 } // namespace
 
-EXPORT CUresult cuInit(unsigned Flags) {
+EXPORT CUresult API(cuInit, hipInit)(unsigned Flags) {
   std::lock_guard<std::mutex> Lock(Mutex);
   if (Flags != 0)
     return kInvalidValue;
+  // ROCm 5.2 on a machine without an AMD GPU: hipInit fails with
+  // hipErrorInvalidDevice (and hipGetDeviceCount with hipErrorNoDevice).
   if (mode() == "nodevice")
-    return kNoDevice;
+    return API(kNoDevice, kInvalidDevice);
+#ifdef KILN_FAKE_HIP
+  // HIP has no context to release: each hipInit (each device open) starts
+  // afresh instead, so that one test's trap does not leak into the next.
+  Sticky = kSuccess;
+#endif
   Initialized = true;
   return kSuccess;
 }
 
-EXPORT CUresult cuDriverGetVersion(int *Version) {
+EXPORT CUresult API(cuDriverGetVersion, hipDriverGetVersion)(int *Version) {
   if (!Version)
     return kInvalidValue;
-  const char *V = std::getenv("KILN_FAKE_CUDA_DRIVER_VERSION");
-  *Version = V && *V ? std::atoi(V) : 12040;
+  const char *V = std::getenv(FAKE_ENV("_DRIVER_VERSION"));
+  *Version = V && *V ? std::atoi(V) : API(12040, 60241134);
   return kSuccess;
 }
 
+#ifdef KILN_FAKE_HIP
+EXPORT const char *hipGetErrorName(CUresult Error) {
+  static const std::map<int, const char *> Names = {
+      {0, "hipSuccess"},
+      {1, "hipErrorInvalidValue"},
+      {2, "hipErrorOutOfMemory"},
+      {3, "hipErrorNotInitialized"},
+      {100, "hipErrorNoDevice"},
+      {101, "hipErrorInvalidDevice"},
+      {209, "hipErrorNoBinaryForGpu"},
+      {400, "hipErrorInvalidHandle"},
+      {500, "hipErrorNotFound"},
+      {701, "hipErrorLaunchOutOfResources"},
+      {719, "hipErrorLaunchFailure"}};
+  auto It = Names.find(Error);
+  // HIP names unknown codes like this.
+  return It == Names.end() ? "hipErrorUnknown" : It->second;
+}
+
+EXPORT CUresult hipSetDevice(int Device) {
+  if (Device < 0 || Device >= deviceCount())
+    return kInvalidDevice;
+  CurrentDevice = Device;
+  return kSuccess;
+}
+
+EXPORT CUresult hipGetDevice(int *Device) {
+  if (!deviceCount())
+    return kNoDevice;
+  *Device = CurrentDevice;
+  return kSuccess;
+}
+
+/// hipDeviceProp_t in the layout of hipGetDeviceProperties: only
+/// gcnArchName (at byte 396) is filled.
+EXPORT CUresult hipGetDeviceProperties(void *Props, int Device) {
+  if (Device < 0 || Device >= deviceCount())
+    return kInvalidDevice;
+  const char *Env = std::getenv(Device == 1 ? "KILN_FAKE_HIP_ARCH1"
+                                            : "KILN_FAKE_HIP_ARCH");
+  const char *Arch = Env && *Env ? Env
+                     : Device == 1 ? "gfx1100"
+                                   : "gfx942:sramecc+:xnack-";
+  std::memset(Props, 0, 792);
+  std::snprintf(static_cast<char *>(Props) + 396, 256, "%s", Arch);
+  return kSuccess;
+}
+#else
 EXPORT CUresult cuGetErrorName(CUresult Error, const char **Name) {
   static const std::map<int, const char *> Names = {
       {0, "CUDA_SUCCESS"},
@@ -144,16 +235,23 @@ EXPORT CUresult cuGetErrorName(CUresult Error, const char **Name) {
   *Name = It->second;
   return kSuccess;
 }
+#endif
 
-EXPORT CUresult cuDeviceGetCount(int *Count) {
+EXPORT CUresult API(cuDeviceGetCount, hipGetDeviceCount)(int *Count) {
   std::lock_guard<std::mutex> Lock(Mutex);
+#ifdef KILN_FAKE_HIP
+  // HIP counts without hipInit; no GPU: hipErrorNoDevice and a count of 0.
+  *Count = deviceCount();
+  return *Count ? kSuccess : kNoDevice;
+#else
   if (!Initialized)
     return kNotInitialized;
   *Count = deviceCount();
   return kSuccess;
+#endif
 }
 
-EXPORT CUresult cuDeviceGet(CUdevice *Device, int Ordinal) {
+EXPORT CUresult API(cuDeviceGet, hipDeviceGet)(CUdevice *Device, int Ordinal) {
   std::lock_guard<std::mutex> Lock(Mutex);
   if (!Initialized)
     return kNotInitialized;
@@ -163,18 +261,33 @@ EXPORT CUresult cuDeviceGet(CUdevice *Device, int Ordinal) {
   return kSuccess;
 }
 
-EXPORT CUresult cuDeviceGetName(char *Name, int Length, CUdevice Device) {
+EXPORT CUresult API(cuDeviceGetName, hipDeviceGetName)(char *Name, int Length, CUdevice Device) {
   if (Device < 0 || Device >= deviceCount())
     return kInvalidDevice;
   std::snprintf(Name, size_t(Length), "%s", "Kiln Fake GPU");
   return kSuccess;
 }
 
-EXPORT CUresult cuDeviceGetAttribute(int *Value, int Attribute,
-                                     CUdevice Device) {
+EXPORT CUresult API(cuDeviceGetAttribute, hipDeviceGetAttribute)(
+    int *Value, int Attribute, CUdevice Device) {
   if (Device < 0 || Device >= deviceCount())
     return kInvalidDevice;
   bool Second = Device == 1;
+#ifdef KILN_FAKE_HIP
+  // An MI300X-like gfx942 and a Radeon-like gfx1100 (wave32).
+  switch (Attribute) {
+  case 29: *Value = 2147483647; break;             // max grid x
+  case 30: case 31: *Value = 65536; break;         // max grid y, z
+  case 56: *Value = 1024; break;                   // max threads per block
+  case 59: *Value = Second ? 384 : 8192; break;    // bus width, bits
+  case 60: *Value = Second ? 1249000 : 1300000; break; // memory clock, kHz
+  case 63: *Value = Second ? 96 : 304; break;      // CUs
+  case 74: *Value = 64 * 1024; break;              // LDS per workgroup
+  case 87: *Value = Second ? 32 : 64; break;       // wavefront size
+  default: return kInvalidValue; // 75 (opt-in) among them: CUDA's
+  }
+  return kSuccess;
+#endif
   switch (Attribute) {
   case 1: *Value = 1024; break;                  // max threads per block
   case 5: *Value = 2147483647; break;            // max grid x
@@ -192,13 +305,15 @@ EXPORT CUresult cuDeviceGetAttribute(int *Value, int Attribute,
   return kSuccess;
 }
 
-EXPORT CUresult cuDeviceTotalMem_v2(size_t *Bytes, CUdevice Device) {
+EXPORT CUresult API(cuDeviceTotalMem_v2, hipDeviceTotalMem)(size_t *Bytes,
+                                                          CUdevice Device) {
   if (Device < 0 || Device >= deviceCount())
     return kInvalidDevice;
   *Bytes = Device == 1 ? size_t(24) << 30 : size_t(80) << 30;
   return kSuccess;
 }
 
+#ifndef KILN_FAKE_HIP
 EXPORT CUresult cuDevicePrimaryCtxRetain(void **Ctx, CUdevice Device) {
   std::lock_guard<std::mutex> Lock(Mutex);
   if (!Initialized)
@@ -236,7 +351,9 @@ EXPORT CUresult cuCtxPopCurrent_v2(void **Ctx) {
   return kSuccess;
 }
 
-EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *Ptr, size_t Bytes) {
+#endif
+
+EXPORT CUresult API(cuMemAlloc_v2, hipMalloc)(CUdeviceptr *Ptr, size_t Bytes) {
   NEED_CONTEXT();
   if (Sticky)
     return Sticky;
@@ -252,7 +369,7 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *Ptr, size_t Bytes) {
   return kSuccess;
 }
 
-EXPORT CUresult cuMemFree_v2(CUdeviceptr Ptr) {
+EXPORT CUresult API(cuMemFree_v2, hipFree)(CUdeviceptr Ptr) {
   NEED_CONTEXT();
   auto It = Allocations.find(uintptr_t(Ptr));
   if (It == Allocations.end())
@@ -262,36 +379,36 @@ EXPORT CUresult cuMemFree_v2(CUdeviceptr Ptr) {
   return kSuccess;
 }
 
-EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr Dst, const void *Src,
-                                     size_t Bytes, Stream *S) {
+EXPORT CUresult API(cuMemcpyHtoDAsync_v2, hipMemcpyHtoDAsync)(
+    CUdeviceptr Dst, const void *Src, size_t Bytes, Stream *S) {
   NEED_CONTEXT();
   if (Sticky)
     return Sticky;
-  if (!Streams.count(S) || !isDeviceRange(Dst, Bytes) ||
+  if (!usable(S) || !isDeviceRange(Dst, Bytes) ||
       isDeviceRange(CUdeviceptr(uintptr_t(Src)), 1))
     return kInvalidValue;
   std::memmove(reinterpret_cast<void *>(uintptr_t(Dst)), Src, Bytes);
   return kSuccess;
 }
 
-EXPORT CUresult cuMemcpyDtoHAsync_v2(void *Dst, CUdeviceptr Src, size_t Bytes,
-                                     Stream *S) {
+EXPORT CUresult API(cuMemcpyDtoHAsync_v2, hipMemcpyDtoHAsync)(
+    void *Dst, CUdeviceptr Src, size_t Bytes, Stream *S) {
   NEED_CONTEXT();
   if (Sticky)
     return Sticky;
-  if (!Streams.count(S) || !isDeviceRange(Src, Bytes) ||
+  if (!usable(S) || !isDeviceRange(Src, Bytes) ||
       isDeviceRange(CUdeviceptr(uintptr_t(Dst)), 1))
     return kInvalidValue;
   std::memmove(Dst, reinterpret_cast<void *>(uintptr_t(Src)), Bytes);
   return kSuccess;
 }
 
-EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr Dst, CUdeviceptr Src,
-                                     size_t Bytes, Stream *S) {
+EXPORT CUresult API(cuMemcpyDtoDAsync_v2, hipMemcpyDtoDAsync)(
+    CUdeviceptr Dst, CUdeviceptr Src, size_t Bytes, Stream *S) {
   NEED_CONTEXT();
   if (Sticky)
     return Sticky;
-  if (!Streams.count(S) || !isDeviceRange(Dst, Bytes) ||
+  if (!usable(S) || !isDeviceRange(Dst, Bytes) ||
       !isDeviceRange(Src, Bytes))
     return kInvalidValue;
   std::memmove(reinterpret_cast<void *>(uintptr_t(Dst)),
@@ -299,25 +416,27 @@ EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr Dst, CUdeviceptr Src,
   return kSuccess;
 }
 
-EXPORT CUresult cuMemsetD8Async(CUdeviceptr Dst, unsigned char Value,
-                                size_t Count, Stream *S) {
+EXPORT CUresult API(cuMemsetD8Async, hipMemsetD8Async)(
+    CUdeviceptr Dst, unsigned char Value, size_t Count, Stream *S) {
   NEED_CONTEXT();
   if (Sticky)
     return Sticky;
-  if (!Streams.count(S) || !isDeviceRange(Dst, Count))
+  if (!usable(S) || !isDeviceRange(Dst, Count))
     return kInvalidValue;
   std::memset(reinterpret_cast<void *>(uintptr_t(Dst)), Value, Count);
   return kSuccess;
 }
 
-EXPORT CUresult cuStreamCreate(Stream **S, unsigned Flags) {
+EXPORT CUresult API(cuStreamCreate, hipStreamCreateWithFlags)(Stream **S,
+                                                             unsigned Flags) {
   NEED_CONTEXT();
   *S = new Stream();
+  (*S)->Device = currentDevice();
   Streams.insert(*S);
   return kSuccess;
 }
 
-EXPORT CUresult cuStreamDestroy_v2(Stream *S) {
+EXPORT CUresult API(cuStreamDestroy_v2, hipStreamDestroy)(Stream *S) {
   NEED_CONTEXT();
   if (!Streams.erase(S))
     return kInvalidHandle;
@@ -325,37 +444,41 @@ EXPORT CUresult cuStreamDestroy_v2(Stream *S) {
   return kSuccess;
 }
 
-EXPORT CUresult cuStreamSynchronize(Stream *S) {
+EXPORT CUresult API(cuStreamSynchronize, hipStreamSynchronize)(Stream *S) {
   NEED_CONTEXT();
-  if (!Streams.count(S))
+  if (!usable(S))
     return kInvalidHandle;
   return Sticky;
 }
 
-EXPORT CUresult cuEventCreate(Event **E, unsigned Flags) {
+EXPORT CUresult API(cuEventCreate, hipEventCreateWithFlags)(Event **E,
+                                                           unsigned Flags) {
   NEED_CONTEXT();
   *E = new Event();
+  (*E)->Device = currentDevice();
   Events.insert(*E);
   return kSuccess;
 }
 
-EXPORT CUresult cuEventRecord(Event *E, Stream *S) {
+EXPORT CUresult API(cuEventRecord, hipEventRecord)(Event *E, Stream *S) {
   NEED_CONTEXT();
-  if (!Events.count(E) || !Streams.count(S))
+  if (!Events.count(E) || !usable(S) || E->Device != S->Device)
     return kInvalidHandle;
   E->Recorded = true;
   E->Time = std::chrono::steady_clock::now();
   return kSuccess;
 }
 
-EXPORT CUresult cuEventSynchronize(Event *E) {
+EXPORT CUresult API(cuEventSynchronize, hipEventSynchronize)(Event *E) {
   NEED_CONTEXT();
   if (!Events.count(E))
     return kInvalidHandle;
   return Sticky;
 }
 
-EXPORT CUresult cuEventElapsedTime(float *Ms, Event *Start, Event *End) {
+EXPORT CUresult API(cuEventElapsedTime, hipEventElapsedTime)(float *Ms,
+                                                            Event *Start,
+                                                            Event *End) {
   NEED_CONTEXT();
   if (!Events.count(Start) || !Events.count(End))
     return kInvalidHandle;
@@ -366,13 +489,30 @@ EXPORT CUresult cuEventElapsedTime(float *Ms, Event *Start, Event *End) {
   return kSuccess;
 }
 
-EXPORT CUresult cuEventDestroy_v2(Event *E) {
+EXPORT CUresult API(cuEventDestroy_v2, hipEventDestroy)(Event *E) {
   NEED_CONTEXT();
   if (!Events.erase(E))
     return kInvalidHandle;
   delete E;
   return kSuccess;
 }
+
+#ifdef KILN_FAKE_HIP
+Module *parseModule(const char *Text);
+
+/// A code object is an ELF file: "\x7f" "ELF" then the fake's text.
+EXPORT CUresult hipModuleLoadData(Module **M, const void *Image) {
+  NEED_CONTEXT();
+  const char *Text = static_cast<const char *>(Image);
+  if (std::strncmp(Text, "\x7f" "ELF" "KILNFAKE", 12) != 0)
+    return kNoBinaryForGpu;
+  *M = parseModule(Text + 4);
+  return kSuccess;
+}
+
+Module *parseModule(const char *Text) {
+#else
+Module *parseModule(const char *Text);
 
 EXPORT CUresult cuModuleLoadDataEx(Module **M, const void *Image,
                                    unsigned NumOptions, int *Options,
@@ -391,6 +531,12 @@ EXPORT CUresult cuModuleLoadDataEx(Module **M, const void *Image,
       }
     return kInvalidPtx;
   }
+  *M = parseModule(Text);
+  return kSuccess;
+}
+
+Module *parseModule(const char *Text) {
+#endif
   // Lines up to "END" (a cubin is not terminated: its end is found).
   std::string Body;
   for (size_t I = 0; I < 65536; ++I) {
@@ -423,11 +569,10 @@ EXPORT CUresult cuModuleLoadDataEx(Module **M, const void *Image,
       Mod->Functions.push_back(F);
   }
   Modules.insert(Mod);
-  *M = Mod;
-  return kSuccess;
+  return Mod;
 }
 
-EXPORT CUresult cuModuleGetFunction(Function **F, Module *M, const char *Name) {
+EXPORT CUresult API(cuModuleGetFunction, hipModuleGetFunction)(Function **F, Module *M, const char *Name) {
   NEED_CONTEXT();
   if (!Modules.count(M))
     return kInvalidHandle;
@@ -439,7 +584,7 @@ EXPORT CUresult cuModuleGetFunction(Function **F, Module *M, const char *Name) {
   return kNotFound;
 }
 
-EXPORT CUresult cuModuleUnload(Module *M) {
+EXPORT CUresult API(cuModuleUnload, hipModuleUnload)(Module *M) {
   NEED_CONTEXT();
   if (!Modules.erase(M))
     return kInvalidHandle;
@@ -449,6 +594,7 @@ EXPORT CUresult cuModuleUnload(Module *M) {
   return kSuccess;
 }
 
+#ifndef KILN_FAKE_HIP
 EXPORT CUresult cuFuncGetAttribute(int *Value, int Attribute, Function *F) {
   NEED_CONTEXT();
   switch (Attribute) {
@@ -466,14 +612,16 @@ EXPORT CUresult cuFuncSetAttribute(Function *F, int Attribute, int Value) {
   return kSuccess;
 }
 
-EXPORT CUresult cuLaunchKernel(Function *F, unsigned GX, unsigned GY,
-                               unsigned GZ, unsigned BX, unsigned BY,
-                               unsigned BZ, unsigned Shared, Stream *S,
-                               void **Params, void **Extra) {
+#endif
+
+EXPORT CUresult API(cuLaunchKernel, hipModuleLaunchKernel)(
+    Function *F, unsigned GX, unsigned GY, unsigned GZ, unsigned BX,
+    unsigned BY, unsigned BZ, unsigned Shared, Stream *S, void **Params,
+    void **Extra) {
   NEED_CONTEXT();
   if (Sticky)
     return Sticky;
-  if (!F || !Streams.count(S) || !GX || !GY || !GZ || GY > 65535 ||
+  if (!F || !usable(S) || !GX || !GY || !GZ || GY > 65535 ||
       GZ > 65535 || !BX || !BY || !BZ || BX * BY * BZ > unsigned(F->MaxThreads) ||
       int(Shared) > F->MaxDynamicShared || (F->Params && !Params) || Extra)
     return kInvalidValue;
@@ -489,14 +637,14 @@ EXPORT CUresult cuLaunchKernel(Function *F, unsigned GX, unsigned GY,
   Last.NumParams = F->Params < 16 ? F->Params : 16;
   for (unsigned I = 0; I < Last.NumParams; ++I)
     std::memcpy(&Last.Params[I], Params[I], 8); // the runtime's 8-byte slots
-  if (const char *LogPath = std::getenv("KILN_FAKE_CUDA_LOG"))
+  if (const char *LogPath = std::getenv(FAKE_ENV("_LOG")))
     if (std::FILE *Log = std::fopen(LogPath, "a")) {
       std::fprintf(Log, "launch %s grid=%u,%u,%u block=%u,%u,%u shared=%u\n",
                    F->Name.c_str(), GX, GY, GZ, BX, BY, BZ, Shared);
       std::fclose(Log);
     }
   if (F->Action == "trap")
-    Sticky = kAssert;
+    Sticky = kTrapped;
   if (F->Action == "vadd" && Last.NumParams >= 4) {
     auto *X = reinterpret_cast<const float *>(uintptr_t(Last.Params[0]));
     auto *Y = reinterpret_cast<const float *>(uintptr_t(Last.Params[1]));

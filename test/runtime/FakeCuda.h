@@ -1,8 +1,10 @@
-/*===- FakeCuda.h - The test double of the CUDA driver --------------------===*
+/*===- FakeCuda.h - The test doubles of the CUDA driver and HIP -----------===*
  *
  * libfakecuda.so (FakeCuda.cpp) exports the CUDA driver entry points that
  * the runtime's CUDA device uses, so that the device can be tested without
- * a GPU: point KILN_CUDA_DRIVER at it. Its behaviour comes from the
+ * a GPU: point KILN_CUDA_DRIVER at it. libfakehip.so (the same source) does
+ * the same for HIP (KILN_HIP_RUNTIME), with HIP's names and error codes;
+ * its differences are listed at the end. Its behaviour comes from the
  * environment, read at every call:
  *
  *   KILN_FAKE_CUDA          nodevice (cuInit fails with CUDA_ERROR_NO_DEVICE),
@@ -25,6 +27,20 @@
  * (x, y, z, n); trap makes the next synchronization fail with
  * CUDA_ERROR_ASSERT (until the primary context is released); fail makes
  * the launch itself fail with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES.
+ *
+ * libfakehip.so: the variables are KILN_FAKE_HIP (nodevice: hipInit fails
+ * with hipErrorInvalidDevice and the count is 0 with hipErrorNoDevice, as
+ * ROCm 5.2 does without an AMD GPU; one: an MI300X-like gfx942, wave64;
+ * two: also a gfx1100, wave32), KILN_FAKE_HIP_DRIVER_VERSION (default
+ * 60241134, HIP 6.2), KILN_FAKE_HIP_LOG, and KILN_FAKE_HIP_ARCH /
+ * KILN_FAKE_HIP_ARCH1 (gcnArchName of device 0 / 1; default
+ * "gfx942:sramecc+:xnack-" / "gfx1100"). The current device is per thread
+ * (hipSetDevice, default 0); streams and events belong to the device
+ * current at their creation and are refused (hipErrorInvalidHandle) while
+ * another is current, as ROCm 7 does. A code object must start with
+ * "\x7fELF" followed by the text above (else hipErrorNoBinaryForGpu); a
+ * trap leaves hipErrorLaunchFailure; the default dynamic LDS limit is
+ * 64 KiB.
  *===----------------------------------------------------------------------===*/
 #ifndef KILN_TEST_RUNTIME_FAKECUDA_H
 #define KILN_TEST_RUNTIME_FAKECUDA_H

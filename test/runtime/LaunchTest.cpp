@@ -568,9 +568,12 @@ TEST(Devices, Specs) {
   EXPECT_EQ(Cuda.error().code(), ErrorCode::Driver);
   EXPECT_EQ(Cuda.error().message().rfind("cannot open cuda:0: ", 0), 0u)
       << Cuda.error().message();
+  // Nor HIP (HipTest.cpp).
   auto Hip = Device::open("hip");
   ASSERT_FALSE(Hip);
-  EXPECT_EQ(Hip.error().code(), ErrorCode::UnsupportedDevice);
+  EXPECT_EQ(Hip.error().code(), ErrorCode::Driver);
+  EXPECT_EQ(Hip.error().message().rfind("cannot open hip:0: ", 0), 0u)
+      << Hip.error().message();
   for (const char *Bad : {"tpu", "cuda:", "cuda:x", "host:1", "cuda:-1"}) {
     auto D = Device::open(Bad);
     ASSERT_FALSE(D) << Bad;

@@ -7,7 +7,8 @@
 //       tiny (the same with 4-byte fake code objects), gpu-only, format2,
 //       container2, truncated, corrupt-json, cuda (vadd and trapper for the
 //       fake CUDA driver, FakeCuda.h), cuda-garbage (the same with code objects
-//       the driver refuses), cuda-host (vadd, scale and bcopy with both fake
+//       the driver refuses), hip and hip-garbage (the same for the fake
+//       HIP), cuda-host (vadd, scale and bcopy with both fake
 //       CUDA code objects and host ones: on the fake driver vadd adds, scale
 //       and bcopy do nothing)
 //   kiln-runtime-testgen npy OUT DESCR SHAPE VALUES [--fortran]
@@ -62,26 +63,35 @@ int bundle(const std::string &Kind, const std::string &Out) {
     // Small fake code objects: a seed for the bundle fuzzer.
     Spec.ImageBytes = "\x7f" "ELF";
     Bytes = buildBundle(Spec);
-  } else if (Kind == "cuda" || Kind == "cuda-garbage") {
-    // Code objects for the fake CUDA driver (FakeCuda.h): vadd adds,
-    // trapper traps; 256 threads per block.
-    BundleSpec Cuda{{vaddKernel(), trapperKernel()}};
+  } else if (Kind == "cuda" || Kind == "cuda-garbage" || Kind == "hip" ||
+             Kind == "hip-garbage") {
+    // Code objects for the fake CUDA driver or the fake HIP (FakeCuda.h):
+    // vadd adds, trapper traps; 256 threads per block. HIP's are "ELF"
+    // files for gfx942 (4 waves of 64), with 1 KiB of dynamic LDS.
+    bool Hip = Kind.rfind("hip", 0) == 0;
+    BundleSpec Gpu{{vaddKernel(), trapperKernel()}};
     TestImage I;
-    I.Triple = "nvptx64-nvidia-cuda";
-    I.Arch = I.Target = "sm_90";
-    I.ImageKind = 3;   // IMG_Cubin
-    I.OffloadKind = 2; // OFK_Cuda
-    I.Bytes = Kind == "cuda-garbage"
-                  ? std::string("garbage, not a cubin")
-                  : std::string("KILNFAKE\n"
-                                "vadd_v0 params=4 action=vadd\n"
-                                "vadd_v1 params=4 action=vadd\n"
-                                "vadd_v2 params=4 action=vadd\n"
-                                "trapper_v0 params=3 action=trap\n"
-                                "END\n");
-    I.Resources = {{"threads", 256}, {"shared_bytes", 0}};
-    Cuda.Images = {I};
-    Bytes = buildBundle(Cuda);
+    I.Triple = Hip ? "amdgcn-amd-amdhsa" : "nvptx64-nvidia-cuda";
+    I.Arch = I.Target = Hip ? "gfx942" : "sm_90";
+    I.ImageKind = Hip ? 1 : 3;   // IMG_Object, IMG_Cubin
+    I.OffloadKind = Hip ? 3 : 2; // OFK_HIP, OFK_Cuda
+    std::string Fake = "KILNFAKE\n"
+                       "vadd_v0 params=4 action=vadd\n"
+                       "vadd_v1 params=4 action=vadd\n"
+                       "vadd_v2 params=4 action=vadd\n"
+                       "trapper_v0 params=3 action=trap\n"
+                       "END\n";
+    if (Kind == "cuda-garbage")
+      I.Bytes = "garbage, not a cubin";
+    else if (Kind == "hip-garbage")
+      I.Bytes = "\x7f" "ELF, but not for this GPU";
+    else
+      I.Bytes = Hip ? "\x7f" "ELF" + Fake : Fake;
+    I.Resources = {{"threads", 256}, {"shared_bytes", Hip ? 1024 : 0}};
+    if (Hip)
+      I.Requires = {{"gfx", "gfx942"}, {"wave_size", 64}, {"code_object", 5}};
+    Gpu.Images = {I};
+    Bytes = buildBundle(Gpu);
   } else if (Kind == "cuda-host") {
     // For kiln-run --check: the fake driver runs vadd (z = x + y, as the
     // host does) and leaves the buffers of scale and bcopy as they were,

@@ -67,8 +67,9 @@ USAGE:
 
 OPTIONS:
   --kernel NAME         the kernel to run
-  --device DEVICE       auto (default: CUDA device 0 if there is one and the
-                        bundle has code for it, else the host), host,
+  --device DEVICE       auto (default: CUDA device 0 if there is one, else
+                        HIP device 0 if there is one, and the bundle has
+                        code for it; else the host), host,
                         cuda[:N], hip[:N], or emu:<arch> (the CPU emulator
                         of a GPU: images compiled with --targets=emu:<arch>)
   --config P=V,...      run the variant with these const param values
@@ -95,8 +96,9 @@ OPTIONS:
                         and scalar argument names, e.g. '2*M*N*K'
   --peak-tflops X       the device's peak TFLOP/s, for --bench's share of it
   --list-devices        list the devices this machine has, one per line
-                        (host, then cuda:0, cuda:1, ...), and exit; why
-                        there is no CUDA device goes to standard error
+                        (host, then cuda:0, cuda:1, ..., then hip:0, ...),
+                        and exit; why there is no CUDA or HIP device goes
+                        to standard error
   --help, --version
 )";
 
@@ -989,31 +991,35 @@ int run(const Options &O) {
 }
 
 /// kiln-run --list-devices: one line per device, its description ("host
-/// (16 threads)", "cuda:0 (NVIDIA H100 80GB HBM3, sm_90, ...)"); when there
-/// is no CUDA device, a note on standard error says why. Exit code 0 either
+/// (16 threads)", "cuda:0 (NVIDIA H100 80GB HBM3, sm_90, ...)", "hip:0
+/// (AMD Instinct MI300X, gfx942:sramecc+:xnack-, ...)"); for each vendor
+/// with no device, a note on standard error says why. Exit code 0 either
 /// way (the host is always there), 2 if not even the host opens.
 int listDevices() {
   Expected<Device> Host = Device::open("host");
   if (!Host)
     return report(Host.error());
   std::printf("%s\n", Host->description().c_str());
-  for (int N = 0;; ++N) {
-    std::string Spec = "cuda:" + std::to_string(N);
-    Expected<Device> D = Device::open(Spec);
-    if (!D) {
-      // cuda:N past the last device says "cuda:N: only N CUDA devices":
-      // the end of the list, not worth a note.
-      const std::string &Why = D.error().message();
-      if (N == 0 || Why.find(": only ") == std::string::npos)
-        std::fprintf(stderr, "%s: note: %s%s\n", ToolName.c_str(),
-                     N == 0 && Why.find("no CUDA device") == std::string::npos
-                         ? "no CUDA device: "
-                         : "",
-                     Why.c_str());
-      break;
+  for (const auto &[Kind, Vendor] :
+       {std::pair<std::string, std::string>{"cuda", "CUDA"}, {"hip", "HIP"}})
+    for (int N = 0;; ++N) {
+      std::string Spec = Kind + ":" + std::to_string(N);
+      Expected<Device> D = Device::open(Spec);
+      if (!D) {
+        // KIND:N past the last device says "KIND:N: only N ... devices":
+        // the end of the list, not worth a note.
+        const std::string &Why = D.error().message();
+        if (N == 0 || Why.find(": only ") == std::string::npos)
+          std::fprintf(stderr, "%s: note: %s%s\n", ToolName.c_str(),
+                       N == 0 && Why.find("no " + Vendor + " device") ==
+                                     std::string::npos
+                           ? ("no " + Vendor + " device: ").c_str()
+                           : "",
+                       Why.c_str());
+        break;
+      }
+      std::printf("%s\n", D->description().c_str());
     }
-    std::printf("%s\n", D->description().c_str());
-  }
   std::fflush(stdout);
   return 0;
 }

@@ -218,6 +218,14 @@ struct ImageRequirements {
   bool ArchSpecific = false;
   /// NVIDIA PTX: the PTX ISA version x 10 (8.0 -> 80); 0 when absent.
   unsigned PtxIsa = 0;
+  /// AMD: the processor ("gfx942"); the arch string may add target-ID
+  /// features ("gfx90a:xnack+").
+  std::string Gfx;
+  /// AMD: the wavefront size the code was compiled for (32 or 64); 0 when
+  /// absent.
+  unsigned WaveSize = 0;
+  /// AMD: the code object version (4 or 5); 0 when absent.
+  unsigned CodeObject = 0;
   /// Emulated images: the GPU arch they emulate ("sm_80"); only the
   /// emulator device for that arch runs them (docs/emulator.md).
   std::string Emu;
@@ -319,17 +327,21 @@ struct DeviceProperties {
   DeviceKind Kind = DeviceKind::Host;
   /// "NVIDIA H100 80GB HBM3"; the host: "host".
   std::string Model;
-  /// "sm_90"; the host: the best arch name it runs ("znver3", "generic").
+  /// "sm_90"; AMD: the target ID ("gfx942:sramecc+:xnack-"); the host:
+  /// the best arch name it runs ("znver3", "generic").
   std::string Arch;
-  unsigned ComputeUnits = 0;       ///< SMs; the host: worker threads
+  unsigned ComputeUnits = 0;       ///< SMs, CUs; the host: worker threads
   uint64_t MemoryBytes = 0;        ///< device memory; host: physical memory
-  uint64_t MaxSharedBytesPerBlock = 0; ///< CUDA: the opt-in maximum
-  unsigned MaxThreadsPerBlock = 0; ///< CUDA
-  uint64_t MemoryClockKHz = 0;     ///< CUDA: peak memory clock
-  unsigned MemoryBusBits = 0;      ///< CUDA: memory bus width
-  /// CUDA: 2 x memory clock x bus width / 8, in GB/s (10^9 bytes).
+  uint64_t MaxSharedBytesPerBlock = 0; ///< GPUs (CUDA: the opt-in maximum)
+  unsigned MaxThreadsPerBlock = 0; ///< GPUs
+  unsigned WarpSize = 0;           ///< GPUs: 32, or AMD's wavefront size
+  uint64_t MemoryClockKHz = 0;     ///< GPUs: peak memory clock
+  unsigned MemoryBusBits = 0;      ///< GPUs: memory bus width
+  /// GPUs: 2 x memory clock x bus width / 8, in GB/s (10^9 bytes).
   double PeakBandwidthGBs = 0;
-  int DriverVersion = 0; ///< CUDA: cuDriverGetVersion (12040 for 12.4)
+  /// CUDA: cuDriverGetVersion (12040 for 12.4); HIP: hipDriverGetVersion
+  /// (60241134 for 6.2).
+  int DriverVersion = 0;
 };
 
 class Device;
@@ -419,19 +431,22 @@ class Module;
 using PrintHandler = std::function<void(const std::string &Line)>;
 
 /// A device: "host", "cuda[:N]" (through the CUDA driver, libcuda.so.1),
-/// and later "hip[:N]".
+/// "hip[:N]" (through HIP, libamdhip64), "emu:<arch>" (the CPU emulator of a
+/// GPU).
 class Device {
 public:
   /// Opens a device. `Spec` is "auto" (CUDA device 0 if a driver and a
-  /// device are there, else the host), "host", "cuda", "cuda:N", "hip" or
-  /// "hip:N".
+  /// device are there, else HIP device 0 if HIP and an AMD GPU are there,
+  /// else the host), "host", "cuda", "cuda:N", "hip", "hip:N" or
+  /// "emu:<arch>".
   static Expected<Device> open(std::string_view Spec = "auto");
 
   DeviceKind kind() const;
-  /// "host", "cuda:0".
+  /// "host", "cuda:0", "hip:0".
   std::string name() const;
   /// "host (16 threads)", "cuda:0 (NVIDIA H100 80GB HBM3, sm_90, 132 SMs,
-  /// 79.1 GiB, CUDA 12.4)".
+  /// 79.1 GiB, CUDA 12.4)", "hip:0 (AMD Instinct MI300X,
+  /// gfx942:sramecc+:xnack-, 304 CUs, 192.0 GiB, 5300 GB/s, HIP 6.2)".
   std::string description() const;
   DeviceProperties properties() const;
 

@@ -1,0 +1,397 @@
+//===- GpuDevice.cpp - A GPU driven through a CUDA-shaped driver ----------===//
+//
+// See GpuDevice.h and GpuDriver.h. Every driver failure names the call and
+// the result ("cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+// "hipMalloc failed: hipErrorOutOfMemory"); nothing aborts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuDevice.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+using namespace kiln::rt;
+using namespace kiln::rt::detail;
+using namespace kiln::rt::detail::gpu;
+
+namespace {
+constexpr unsigned kDefaultThreads = 128;
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// The driver library
+//===----------------------------------------------------------------------===//
+
+Api::~Api() = default;
+
+std::string Api::failure(const char *Call, Result R) const {
+  return std::string(Call) + " failed: " + errorName(R);
+}
+
+void *Binder::find(std::initializer_list<const char *> Names,
+                   const char *&Symbol) {
+  for (const char *Name : Names)
+    if (void *Sym = dlsym(Handle, Name)) {
+      Symbol = Name;
+      return Sym;
+    }
+  if (Missing.empty() && Names.size())
+    Missing = *Names.begin();
+  return nullptr;
+}
+
+Expected<const Api *> kiln::rt::detail::gpu::loadLibrary(
+    const char *EnvVar, const std::vector<std::string> &Candidates,
+    const std::string &What,
+    std::unique_ptr<Api> (*Make)(void *Handle, std::string &Missing)) {
+  static std::mutex Mutex;
+  static std::map<std::string, std::unique_ptr<Api>> Loaded;
+  std::vector<std::string> Paths = Candidates;
+  if (const char *Env = std::getenv(EnvVar); Env && *Env)
+    Paths = {Env};
+  std::lock_guard<std::mutex> Lock(Mutex);
+  for (const std::string &Path : Paths)
+    if (auto It = Loaded.find(Path); It != Loaded.end())
+      return const_cast<const Api *>(It->second.get());
+  std::string Why;
+  for (const std::string &Path : Paths) {
+    dlerror();
+    void *H = dlopen(Path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!H) {
+      const char *E = dlerror();
+      if (Why.empty())
+        Why = E ? E : "unknown error";
+      continue;
+    }
+    std::string Missing;
+    std::unique_ptr<Api> D = Make(H, Missing);
+    if (!Missing.empty()) {
+      dlclose(H);
+      return Error(ErrorCode::Driver, "the " + What + " " + Path +
+                                          " does not export " + Missing);
+    }
+    D->Path = Path;
+    const Api *Result = D.get();
+    Loaded.emplace(Path, std::move(D));
+    return Result;
+  }
+  std::string Names;
+  for (const std::string &Path : Paths)
+    Names += (Names.empty() ? "" : ", ") + Path;
+  return Error(ErrorCode::Driver,
+               (Paths.size() == 1 ? Names : "none of " + Names) +
+                   (Paths.size() == 1 ? " could not be loaded ("
+                                      : " could be loaded (") +
+                   Why + ")");
+}
+
+//===----------------------------------------------------------------------===//
+// Streams, events, images
+//===----------------------------------------------------------------------===//
+
+GpuStream::~GpuStream() {
+  DriverDevice::Scope Scope(Dev);
+  Dev.api().StreamDestroy(S);
+}
+
+GpuEvent::~GpuEvent() {
+  DriverDevice::Scope Scope(Dev);
+  Dev.api().EventDestroy(E);
+}
+
+GpuImage::~GpuImage() {
+  if (!M)
+    return;
+  DriverDevice::Scope Scope(Dev);
+  Dev.api().ModuleUnload(M);
+}
+
+DriverDevice::Scope::Scope(DriverDevice &D) : D(D) { R = D.enter(Saved); }
+
+DriverDevice::Scope::~Scope() {
+  if (R == kSuccess)
+    D.leave(Saved);
+}
+
+Error DriverDevice::Scope::error() const {
+  if (R == kSuccess)
+    return Error::success();
+  return Error(ErrorCode::Driver, D.A.failure(D.enterSymbol(), R));
+}
+
+//===----------------------------------------------------------------------===//
+// The device
+//===----------------------------------------------------------------------===//
+
+std::string kiln::rt::detail::gpu::gib(uint64_t Bytes) {
+  char Buf[32];
+  std::snprintf(Buf, sizeof(Buf), "%.1f GiB", double(Bytes) / double(1 << 30));
+  return Buf;
+}
+
+Error kiln::rt::detail::gpu::readProperties(
+    const Api &A, int Device, DeviceProperties &P,
+    std::initializer_list<std::pair<int, int *>> Wanted, int MemoryClockAttr,
+    int BusWidthAttr) {
+  char Name[256] = {};
+  if (Result R = A.DeviceGetName(Name, int(sizeof(Name) - 1), Device))
+    return Error(ErrorCode::Driver, A.failure(A.DeviceGetName.Symbol, R));
+  P.Model = Name;
+  for (const auto &[Attr, Out] : Wanted) {
+    *Out = 0;
+    if (Result R = A.DeviceGetAttribute(Out, Attr, Device))
+      return Error(ErrorCode::Driver,
+                   A.failure(A.DeviceGetAttribute.Symbol, R) +
+                       " (attribute " + std::to_string(Attr) + ")");
+  }
+  // Not every device reports its memory clock and bus (then 0).
+  int MemClock = 0, Bus = 0;
+  if (A.DeviceGetAttribute(&MemClock, MemoryClockAttr, Device) != kSuccess)
+    MemClock = 0;
+  if (A.DeviceGetAttribute(&Bus, BusWidthAttr, Device) != kSuccess)
+    Bus = 0;
+  P.MemoryClockKHz = uint64_t(std::max(MemClock, 0));
+  P.MemoryBusBits = unsigned(std::max(Bus, 0));
+  P.PeakBandwidthGBs =
+      2.0 * double(P.MemoryClockKHz) * 1e3 * double(P.MemoryBusBits) / 8 / 1e9;
+  size_t Total = 0;
+  if (Result R = A.DeviceTotalMem(&Total, Device))
+    return Error(ErrorCode::Driver, A.failure(A.DeviceTotalMem.Symbol, R));
+  P.MemoryBytes = Total;
+  int Version = 0;
+  if (Result R = A.DriverGetVersion(&Version))
+    return Error(ErrorCode::Driver, A.failure(A.DriverGetVersion.Symbol, R));
+  P.DriverVersion = Version;
+  return Error::success();
+}
+
+DriverDevice::DriverDevice(const Api &A, const char *Prefix, const char *Units,
+                           int Ordinal, DeviceProperties Props,
+                           const int MaxGrid[3])
+    : A(A), Prefix(Prefix), Units(Units), Ordinal(Ordinal),
+      Props(std::move(Props)) {
+  for (int I = 0; I < 3; ++I)
+    this->MaxGrid[I] = MaxGrid[I] > 0 ? MaxGrid[I] : 65535;
+}
+
+std::string DriverDevice::name() const {
+  return std::string(Prefix) + ":" + std::to_string(Ordinal);
+}
+
+std::string DriverDevice::description() const {
+  std::string Out = name() + " (" + Props.Model + ", " + Props.Arch + ", " +
+                    std::to_string(Props.ComputeUnits) + " " + Units + ", " +
+                    gib(Props.MemoryBytes);
+  if (Props.PeakBandwidthGBs > 0)
+    Out += ", " + std::to_string(int64_t(Props.PeakBandwidthGBs + 0.5)) +
+           " GB/s";
+  return Out + ", " + versionText() + ")";
+}
+
+Error DriverDevice::fail(const char *Call, Result R,
+                         const std::string &Detail) {
+  std::string Message = A.failure(Call, R) + Detail;
+  if (isKernelFault(R))
+    return Error(ErrorCode::KernelTrapped,
+                 "kernel trapped: " + Message + " (" + faultVictim() +
+                     " cannot be used any more)");
+  if (R == kOutOfMemory)
+    return Error(ErrorCode::OutOfMemory, Message);
+  return Error(ErrorCode::Driver, Message);
+}
+
+Expected<void *> DriverDevice::allocate(size_t Bytes) {
+  Scope S(*this);
+  if (Error E = S.error())
+    return E;
+  DevPtr P = 0;
+  // Zero-byte buffers still get an address of their own.
+  Result R = A.MemAlloc(&P, std::max<size_t>(Bytes, 1));
+  if (R != kSuccess)
+    return Error(R == kOutOfMemory ? ErrorCode::OutOfMemory : ErrorCode::Driver,
+                 "cannot allocate " + std::to_string(Bytes) + " bytes on " +
+                     name() + ": " + A.failure(A.MemAlloc.Symbol, R));
+  return reinterpret_cast<void *>(uintptr_t(P));
+}
+
+void DriverDevice::release(void *Ptr) {
+  Scope S(*this);
+  A.MemFree(DevPtr(uintptr_t(Ptr)));
+}
+
+Expected<std::unique_ptr<StreamImpl>> DriverDevice::createStream() {
+  Scope Sc(*this);
+  if (Error E = Sc.error())
+    return E;
+  Stream S = nullptr;
+  // Non-blocking: no implicit synchronization with the legacy default
+  // stream (CU_STREAM_NON_BLOCKING, hipStreamNonBlocking).
+  if (Result R = A.StreamCreate(&S, 1))
+    return fail(A.StreamCreate.Symbol, R);
+  return std::unique_ptr<StreamImpl>(new GpuStream(*this, S));
+}
+
+Expected<std::unique_ptr<EventImpl>> DriverDevice::createEvent() {
+  Scope Sc(*this);
+  if (Error E = Sc.error())
+    return E;
+  Event Ev = nullptr;
+  if (Result R = A.EventCreate(&Ev, 0))
+    return fail(A.EventCreate.Symbol, R);
+  return std::unique_ptr<EventImpl>(new GpuEvent(*this, Ev));
+}
+
+Error DriverDevice::copy(StreamImpl &S, void *Dst, const void *Src,
+                         size_t Bytes, CopyKind Kind) {
+  if (!Bytes)
+    return Error::success();
+  Scope Sc(*this);
+  if (Error E = Sc.error())
+    return E;
+  Stream Str = static_cast<GpuStream &>(S).S;
+  DevPtr DstDev = DevPtr(uintptr_t(Dst));
+  DevPtr SrcDev = DevPtr(uintptr_t(Src));
+  switch (Kind) {
+  case CopyKind::HostToDevice:
+    if (Result R = A.MemcpyHtoDAsync(DstDev, Src, Bytes, Str))
+      return fail(A.MemcpyHtoDAsync.Symbol, R);
+    break;
+  case CopyKind::DeviceToHost:
+    if (Result R = A.MemcpyDtoHAsync(Dst, SrcDev, Bytes, Str))
+      return fail(A.MemcpyDtoHAsync.Symbol, R);
+    break;
+  case CopyKind::DeviceToDevice:
+    if (Result R = A.MemcpyDtoDAsync(DstDev, SrcDev, Bytes, Str))
+      return fail(A.MemcpyDtoDAsync.Symbol, R);
+    break;
+  }
+  return Error::success();
+}
+
+Error DriverDevice::fill(StreamImpl &S, void *Dst, uint8_t Value,
+                         size_t Bytes) {
+  if (!Bytes)
+    return Error::success();
+  Scope Sc(*this);
+  if (Error E = Sc.error())
+    return E;
+  if (Result R = A.MemsetD8Async(DevPtr(uintptr_t(Dst)), Value, Bytes,
+                                 static_cast<GpuStream &>(S).S))
+    return fail(A.MemsetD8Async.Symbol, R);
+  return Error::success();
+}
+
+Error DriverDevice::record(StreamImpl &S, EventImpl &E) {
+  Scope Sc(*this);
+  if (Error Err = Sc.error())
+    return Err;
+  auto &GE = static_cast<GpuEvent &>(E);
+  if (Result R = A.EventRecord(GE.E, static_cast<GpuStream &>(S).S))
+    return fail(A.EventRecord.Symbol, R);
+  GE.Recorded = true;
+  return Error::success();
+}
+
+Error DriverDevice::synchronize(StreamImpl &S) {
+  Scope Sc(*this);
+  if (Error E = Sc.error())
+    return E;
+  if (Result R = A.StreamSynchronize(static_cast<GpuStream &>(S).S))
+    return fail(A.StreamSynchronize.Symbol, R);
+  return Error::success();
+}
+
+Error DriverDevice::synchronize(EventImpl &E) {
+  auto &GE = static_cast<GpuEvent &>(E);
+  if (!GE.Recorded)
+    return Error(ErrorCode::InvalidArgument, "the event has not been recorded");
+  Scope Sc(*this);
+  if (Error Err = Sc.error())
+    return Err;
+  if (Result R = A.EventSynchronize(GE.E))
+    return fail(A.EventSynchronize.Symbol, R);
+  return Error::success();
+}
+
+Expected<double> DriverDevice::elapsedMilliseconds(EventImpl &Start,
+                                                   EventImpl &End) {
+  auto &S = static_cast<GpuEvent &>(Start);
+  auto &E = static_cast<GpuEvent &>(End);
+  if (!S.Recorded || !E.Recorded)
+    return Error(ErrorCode::InvalidArgument,
+                 "elapsed time of an event that has not been recorded");
+  Scope Sc(*this);
+  if (Error Err = Sc.error())
+    return Err;
+  // Both must have completed; the end event comes last in its stream.
+  if (Result R = A.EventSynchronize(E.E))
+    return fail(A.EventSynchronize.Symbol, R);
+  if (Result R = A.EventSynchronize(S.E))
+    return fail(A.EventSynchronize.Symbol, R);
+  float Ms = 0;
+  if (Result R = A.EventElapsedTime(&Ms, S.E, E.E))
+    return fail(A.EventElapsedTime.Symbol, R);
+  return double(Ms);
+}
+
+int64_t DriverDevice::maxGridAxis(unsigned Axis) const {
+  return Axis < 3 ? MaxGrid[Axis] : 1;
+}
+
+Error DriverDevice::launch(StreamImpl &S, LoadedImage &Image, void **Args,
+                           const GridDims &Grid) {
+  auto &I = static_cast<GpuImage &>(Image);
+  Scope Sc(*this);
+  if (Error E = Sc.error())
+    return E;
+  Result R = A.LaunchKernel(I.F, unsigned(Grid.X), unsigned(Grid.Y),
+                            unsigned(Grid.Z), I.Threads, 1, 1, I.SharedBytes,
+                            static_cast<GpuStream &>(S).S, Args, nullptr);
+  if (R != kSuccess)
+    return fail(A.LaunchKernel.Symbol, R,
+                " (" + I.Label + ": grid " + std::to_string(Grid.X) + "x" +
+                    std::to_string(Grid.Y) + "x" + std::to_string(Grid.Z) +
+                    ", " + std::to_string(I.Threads) + " threads, " +
+                    std::to_string(I.SharedBytes) +
+                    " bytes of shared memory)");
+  return Error::success();
+}
+
+Expected<std::unique_ptr<GpuImage>>
+DriverDevice::newImage(const ImageInfo &Image, const std::string &What) {
+  auto Loaded = std::make_unique<GpuImage>(*this);
+  Loaded->Label = Image.Entry;
+  int64_t Threads =
+      resourceInt(Image.Resources, "threads").value_or(kDefaultThreads);
+  int64_t Shared = resourceInt(Image.Resources, "shared_bytes").value_or(0);
+  if (Threads < 1 || Threads > int64_t(Props.MaxThreadsPerBlock))
+    return Error(ErrorCode::InvalidBundle,
+                 What + ": it asks for " + std::to_string(Threads) +
+                     " threads per block; " + name() + " allows 1 to " +
+                     std::to_string(Props.MaxThreadsPerBlock));
+  if (uint64_t(Shared) > Props.MaxSharedBytesPerBlock)
+    return Error(ErrorCode::InvalidBundle,
+                 What + ": it needs " + std::to_string(Shared) +
+                     " bytes of shared memory; " + name() + " has " +
+                     std::to_string(Props.MaxSharedBytesPerBlock) +
+                     " per block");
+  Loaded->Threads = unsigned(Threads);
+  Loaded->SharedBytes = unsigned(Shared);
+  return std::move(Loaded);
+}
+
+Error DriverDevice::findEntry(GpuImage &Loaded, const ImageInfo &Image,
+                              const std::string &What) {
+  Result R = A.ModuleGetFunction(&Loaded.F, Loaded.M, Image.Entry.c_str());
+  if (R != kSuccess)
+    return Error(ErrorCode::InvalidBundle,
+                 What + ": it does not define the entry '" + Image.Entry +
+                     "' (" + A.failure(A.ModuleGetFunction.Symbol, R) + ")");
+  return Error::success();
+}
