@@ -274,6 +274,17 @@ private:
         {"waves_per_simd", wavesPerSimd(target, *r, lds, lowered->warps)},
         {"code_object", codeObjectVersion},
         {"source", "code object"}};
+    // A kernel that prints takes Kiln's print buffer as a last argument
+    // the runtime adds, and these formats read its records
+    // (ConvertGPUToROCDL.cpp, lowerPrintf; docs/bundle.md).
+    if (auto formats = (*lowered->module)
+                           ->getAttrOfType<mlir::ArrayAttr>(
+                               "kiln_gpu.print_formats")) {
+      nlohmann::json list = nlohmann::json::array();
+      for (mlir::Attribute f : formats)
+        list.push_back(mlir::cast<mlir::StringAttr>(f).str());
+      resources["print_formats"] = std::move(list);
+    }
     kiln::CodeObject object;
     object.triple = kTriple;
     object.arch = arch.str();

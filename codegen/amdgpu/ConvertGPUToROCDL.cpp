@@ -31,6 +31,9 @@ namespace {
 
 constexpr unsigned kGlobal = 1, kShared = 3, kConstant = 4;
 constexpr llvm::StringLiteral kSharedSymbol = "kiln_shared";
+/// The formats of the module's printf records (lowerPrintf); the backend
+/// puts them in the image's resources.
+constexpr llvm::StringLiteral kPrintFormatsAttr = "kiln_gpu.print_formats";
 
 /// Agent (device) scope acquire-release, as the language's atomics promise.
 constexpr llvm::StringLiteral kAgentScope = "agent";
@@ -215,8 +218,76 @@ Value dispatchField(OpBuilder &b, Location loc, int32_t byteOffset) {
                               /*isInvariant=*/true);
 }
 
+/// What a print record names its format by: FNV-1a (32-bit) of its bytes
+/// (the runtime hashes the formats of the image's resources the same way:
+/// runtime/lib/GpuDevice.h, printFormatHash).
+uint32_t printFormatHash(StringRef format) {
+  uint32_t h = 2166136261u;
+  for (unsigned char c : format.bytes()) {
+    h ^= c;
+    h *= 16777619u;
+  }
+  return h;
+}
+
+/// Kiln's print buffer (docs/codegen-amdgpu.md, "print and assert"): the
+/// kernel's last argument, `printBuffer` (an i64 address), points to
+/// {u64 reserved bytes, u64 capacity, records...}. A printf reserves
+/// 8 + 8 x args bytes with one atomic add and, if they fit, writes a record
+/// {u32 format hash, u32 argument count, one 8-byte slot per argument:
+/// integers sign-extended to i64 (i1 zero-extended), floats as f64 bits}.
+/// The runtime formats the records on the host after the stream
+/// synchronizes; what does not fit is counted, not written.
+void lowerPrintf(OpBuilder &b, Location loc, PrintfOp op, Value printBuffer) {
+  MLIRContext *ctx = b.getContext();
+  Type i64 = b.getI64Type(), i8 = b.getI8Type();
+  auto ptrTy = LLVM::LLVMPointerType::get(ctx, kGlobal);
+  auto i64Const = [&](int64_t v) {
+    return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
+  };
+  auto at = [&](Value base, Value offset) {
+    return LLVM::GEPOp::create(b, loc, ptrTy, i8, base, ValueRange{offset});
+  };
+  SmallVector<Value> slots;
+  for (Value v : op.getArgs()) {
+    Type t = v.getType();
+    if (isa<FloatType>(t)) {
+      if (!t.isF64())
+        v = LLVM::FPExtOp::create(b, loc, b.getF64Type(), v);
+      v = LLVM::BitcastOp::create(b, loc, i64, v);
+    } else if (t.getIntOrFloatBitWidth() == 1) {
+      v = LLVM::ZExtOp::create(b, loc, i64, v);
+    } else if (t.getIntOrFloatBitWidth() < 64) {
+      v = LLVM::SExtOp::create(b, loc, i64, v);
+    }
+    slots.push_back(v);
+  }
+  int64_t bytes = 8 + 8 * int64_t(slots.size());
+  Value base = globalPtr(b, loc, printBuffer);
+  Value offset = LLVM::AtomicRMWOp::create(
+      b, loc, LLVM::AtomicBinOp::add, base, i64Const(bytes),
+      LLVM::AtomicOrdering::monotonic, kAgentScope);
+  Value capacity = LLVM::LoadOp::create(b, loc, i64, at(base, i64Const(8)));
+  Value end = LLVM::AddOp::create(b, loc, offset, i64Const(bytes));
+  Value fits = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ule, end,
+                                    capacity);
+  auto ifOp = scf::IfOp::create(b, loc, fits, /*withElse=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  Value record = at(base, LLVM::AddOp::create(b, loc, offset, i64Const(16)));
+  LLVM::StoreOp::create(
+      b, loc,
+      i32Const(b, loc, int32_t(printFormatHash(op.getFormat()))), record);
+  LLVM::StoreOp::create(b, loc, i32Const(b, loc, int32_t(slots.size())),
+                        at(record, i64Const(4)));
+  for (auto [i, v] : llvm::enumerate(slots))
+    LLVM::StoreOp::create(b, loc, v, at(record, i64Const(8 + 8 * int64_t(i))));
+}
+
 LogicalResult lowerPrimitives(ModuleOp module, int32_t threads,
                               int32_t waveSize) {
+  // The module's print formats, once each (kiln_gpu.print_formats).
+  SmallVector<Attribute> formats;
   auto result = module.walk([&](Operation *op) -> WalkResult {
     OpBuilder b(op);
     Location loc = op->getLoc();
@@ -296,12 +367,12 @@ LogicalResult lowerPrimitives(ModuleOp module, int32_t threads,
       cas.replaceAllUsesWith(lowerAtomicCAS(
           b, cas, globalPtr(b, loc, cas.getAddr()), kAgentScope));
       cas.erase();
-    } else if (isa<PrintfOp>(op)) {
-      op->emitError("'print' (and the messages of checked builds' "
-                    "assertions) is not supported by the AMD backend yet: it "
-                    "needs a buffer the HIP runtime reads back; compile this "
-                    "kernel without it for AMD targets");
-      return WalkResult::interrupt();
+    } else if (auto pf = dyn_cast<PrintfOp>(op)) {
+      auto fn = pf->getParentOfType<func::FuncOp>();
+      lowerPrintf(b, loc, pf, fn.getArgument(fn.getNumArguments() - 1));
+      if (!llvm::is_contained(formats, pf.getFormatAttr()))
+        formats.push_back(pf.getFormatAttr());
+      pf.erase();
     } else if (isa<TrapOp>(op)) {
       LLVM::Trap::create(b, loc);
       op->erase();
@@ -316,6 +387,9 @@ LogicalResult lowerPrimitives(ModuleOp module, int32_t threads,
   });
   if (result.wasInterrupted())
     return failure();
+  if (!formats.empty())
+    module->setAttr(kPrintFormatsAttr, ArrayAttr::get(module.getContext(),
+                                                      formats));
   module.walk([](SharedAllocOp a) {
     if (a->use_empty())
       a.erase();
@@ -343,7 +417,14 @@ struct ConvertKilnGPUToROCDLPass
         KilnGPUDialect::getWarpsAttrName());
     int32_t threads = int32_t(warps ? warps.getInt() : 4) * target->warpSize;
 
+    // A kernel that prints takes the print buffer as its last argument
+    // (lowerPrintf).
+    bool prints = module.walk([](PrintfOp) { return WalkResult::interrupt(); })
+                      .wasInterrupted();
     for (auto fn : module.getOps<func::FuncOp>()) {
+      if (prints && !fn.isExternal())
+        (void)fn.insertArgument(fn.getNumArguments(),
+                                IntegerType::get(ctx, 64), {}, fn.getLoc());
       for (unsigned i = 0; i < fn.getNumArguments(); ++i)
         fn.setArgAttrs(i, ArrayRef<NamedAttribute>{});
       fn->setAttr("rocdl.kernel", UnitAttr::get(ctx));

@@ -9,6 +9,7 @@
 #include "Internal.h"
 
 #include <cctype>
+#include <cstdio>
 
 using namespace kiln::rt;
 using namespace kiln::rt::detail;
@@ -112,6 +113,22 @@ Expected<Device> Device::open(std::string_view Spec) {
   }
   return invalid("unknown device '" + Shown +
                  "'; expected auto, host, cuda[:N], hip[:N] or emu:<arch>");
+}
+
+void PrintSink::set(PrintHandler H) {
+  std::lock_guard<std::mutex> Lock(Mutex);
+  Handler = std::move(H);
+}
+
+void PrintSink::emit(const std::string &Line) {
+  std::lock_guard<std::mutex> Lock(Mutex);
+  if (Handler) {
+    Handler(Line);
+    return;
+  }
+  std::fwrite(Line.data(), 1, Line.size(), stdout);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
 }
 
 DeviceKind Device::kind() const { return Impl->kind(); }

@@ -10,8 +10,12 @@
 
 #include <dlfcn.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -98,6 +102,8 @@ Expected<const Api *> kiln::rt::detail::gpu::loadLibrary(
 GpuStream::~GpuStream() {
   DriverDevice::Scope Scope(Dev);
   Dev.api().StreamDestroy(S);
+  if (Print)
+    Dev.api().MemFree(Print);
 }
 
 GpuEvent::~GpuEvent() {
@@ -299,12 +305,131 @@ Error DriverDevice::record(StreamImpl &S, EventImpl &E) {
 }
 
 Error DriverDevice::synchronize(StreamImpl &S) {
+  auto &GS = static_cast<GpuStream &>(S);
   Scope Sc(*this);
   if (Error E = Sc.error())
     return E;
-  if (Result R = A.StreamSynchronize(static_cast<GpuStream &>(S).S))
+  if (Result R = A.StreamSynchronize(GS.S))
     return fail(A.StreamSynchronize.Symbol, R);
+  if (GS.PrintPending)
+    return drainPrints(GS);
   return Error::success();
+}
+
+Error DriverDevice::drainPrints(GpuStream &S) {
+  S.PrintPending = false;
+  uint64_t Header[2] = {};
+  if (Result R = A.MemcpyDtoHAsync(Header, S.Print, sizeof(Header), S.S))
+    return fail(A.MemcpyDtoHAsync.Symbol, R);
+  if (Result R = A.StreamSynchronize(S.S))
+    return fail(A.StreamSynchronize.Symbol, R);
+  uint64_t Used = std::min(Header[0], kPrintBufferBytes);
+  std::vector<uint64_t> Data((Used + 7) / 8);
+  if (Used)
+    if (Result R = A.MemcpyDtoHAsync(Data.data(), S.Print + sizeof(Header),
+                                     Used, S.S))
+      return fail(A.MemcpyDtoHAsync.Symbol, R);
+  // Empty it for the next launches (the capacity stays).
+  if (Result R = A.MemsetD8Async(S.Print, 0, sizeof(uint64_t), S.S))
+    return fail(A.MemsetD8Async.Symbol, R);
+  if (Result R = A.StreamSynchronize(S.S))
+    return fail(A.StreamSynchronize.Symbol, R);
+  // Records: {u32 format hash, u32 count, count 8-byte slots}, in the
+  // order their threads reserved them.
+  std::string Text;
+  for (size_t Word = 0; Word < Data.size();) {
+    uint32_t Hash = uint32_t(Data[Word]);
+    uint32_t Count = uint32_t(Data[Word] >> 32);
+    if (Count > Data.size() - Word - 1)
+      break; // a record cut short: the buffer ended
+    std::string Format;
+    {
+      std::lock_guard<std::mutex> Lock(FormatsMutex);
+      auto It = PrintFormats.find(Hash);
+      Format = It != PrintFormats.end()
+                   ? It->second
+                   : "<a print record of unknown format " +
+                         std::to_string(Hash) + ">\n";
+    }
+    Text += formatPrintRecord(Format, Data.data() + Word + 1, Count);
+    Word += 1 + Count;
+  }
+  for (size_t Start = 0; Start < Text.size();) {
+    size_t End = Text.find('\n', Start);
+    if (End == std::string::npos)
+      End = Text.size();
+    Prints.emit(Text.substr(Start, End - Start));
+    Start = End + 1;
+  }
+  if (Header[0] > kPrintBufferBytes)
+    Prints.emit("kiln: " + std::to_string(Header[0] - kPrintBufferBytes) +
+                " bytes of print output did not fit in " + name() +
+                "'s print buffer (" + std::to_string(kPrintBufferBytes) +
+                " bytes per stream between synchronizations) and were lost");
+  return Error::success();
+}
+
+uint32_t kiln::rt::detail::gpu::printFormatHash(std::string_view Format) {
+  uint32_t H = 2166136261u;
+  for (unsigned char C : Format) {
+    H ^= C;
+    H *= 16777619u;
+  }
+  return H;
+}
+
+std::string kiln::rt::detail::gpu::formatPrintRecord(std::string_view Format,
+                                                     const uint64_t *Slots,
+                                                     unsigned Count) {
+  std::string Out;
+  unsigned Next = 0;
+  for (size_t I = 0; I < Format.size();) {
+    if (Format[I] != '%') {
+      Out += Format[I++];
+      continue;
+    }
+    if (I + 1 < Format.size() && Format[I + 1] == '%') {
+      Out += '%';
+      I += 2;
+      continue;
+    }
+    // %[flags][width][.precision][length]conversion
+    size_t J = I + 1;
+    std::string Spec = "%";
+    while (J < Format.size() && std::strchr("-+ #0", Format[J]))
+      Spec += Format[J++];
+    while (J < Format.size() && (std::isdigit((unsigned char)Format[J]) ||
+                                 Format[J] == '.'))
+      Spec += Format[J++];
+    while (J < Format.size() && std::strchr("hlLqjzt", Format[J]))
+      ++J; // the slot says the size: every integer is 64-bit here
+    char Conv = J < Format.size() ? Format[J] : '\0';
+    bool Int = Conv && std::strchr("diuxXoc", Conv);
+    bool Float = Conv && std::strchr("eEfFgGaA", Conv);
+    if ((!Int && !Float) || Next >= Count) {
+      Out += Format.substr(I, J + (Conv ? 1 : 0) - I);
+      I = J + (Conv ? 1 : 0);
+      continue;
+    }
+    uint64_t Bits = Slots[Next++];
+    char Buf[128];
+    if (Float) {
+      double D;
+      std::memcpy(&D, &Bits, sizeof(D));
+      std::snprintf(Buf, sizeof(Buf), (Spec + Conv).c_str(), D);
+    } else if (Conv == 'c') {
+      std::snprintf(Buf, sizeof(Buf), (Spec + 'c').c_str(), int(Bits));
+    } else if (Conv == 'd' || Conv == 'i') {
+      std::snprintf(Buf, sizeof(Buf), (Spec + "lld").c_str(),
+                    (long long)(int64_t)Bits);
+    } else {
+      std::snprintf(Buf, sizeof(Buf), (Spec + "ll" + Conv).c_str(),
+                    (unsigned long long)Bits);
+    }
+    Out += Buf;
+    I = J + 1;
+  }
+  return Out;
 }
 
 Error DriverDevice::synchronize(EventImpl &E) {
@@ -347,9 +472,32 @@ int64_t DriverDevice::maxGridAxis(unsigned Axis) const {
 Error DriverDevice::launch(StreamImpl &S, LoadedImage &Image, void **Args,
                            const GridDims &Grid) {
   auto &I = static_cast<GpuImage &>(Image);
+  auto &GS = static_cast<GpuStream &>(S);
   Scope Sc(*this);
   if (Error E = Sc.error())
     return E;
+  if (I.Prints) {
+    // The stream's print buffer, made on its first use, goes in the hidden
+    // slot after the arguments.
+    if (!GS.Print) {
+      DevPtr P = 0;
+      if (Result R = A.MemAlloc(&P, sizeof(GS.PrintHeader) + kPrintBufferBytes))
+        return fail(A.MemAlloc.Symbol, R, " (the print buffer of " +
+                                              I.Label + ")");
+      GS.Print = P;
+      GS.PrintHeader[0] = 0;
+      GS.PrintHeader[1] = kPrintBufferBytes;
+      if (Result R = A.MemcpyHtoDAsync(GS.Print, GS.PrintHeader,
+                                       sizeof(GS.PrintHeader), GS.S))
+        return fail(A.MemcpyHtoDAsync.Symbol, R);
+    }
+    GS.PrintArg = GS.Print;
+    size_t Slot = 0;
+    while (Args[Slot])
+      ++Slot;
+    Args[Slot] = &GS.PrintArg;
+    GS.PrintPending = true;
+  }
   Result R = A.LaunchKernel(I.F, unsigned(Grid.X), unsigned(Grid.Y),
                             unsigned(Grid.Z), I.Threads, 1, 1, I.SharedBytes,
                             static_cast<GpuStream &>(S).S, Args, nullptr);
@@ -383,6 +531,24 @@ DriverDevice::newImage(const ImageInfo &Image, const std::string &What) {
                      " per block");
   Loaded->Threads = unsigned(Threads);
   Loaded->SharedBytes = unsigned(Shared);
+  // The formats of its print records, registered by hash for the drains.
+  nlohmann::json Resources =
+      nlohmann::json::parse(Image.Resources, nullptr, /*allow_exceptions=*/false);
+  if (Resources.is_object())
+    if (auto It = Resources.find("print_formats"); It != Resources.end()) {
+      if (!It->is_array())
+        return Error(ErrorCode::InvalidBundle,
+                     What + ": its 'print_formats' is not a list of strings");
+      std::lock_guard<std::mutex> Lock(FormatsMutex);
+      for (const nlohmann::json &F : *It) {
+        if (!F.is_string())
+          return Error(ErrorCode::InvalidBundle,
+                       What + ": its 'print_formats' is not a list of strings");
+        std::string Format = F.get<std::string>();
+        PrintFormats[printFormatHash(Format)] = Format;
+      }
+      Loaded->Prints = true;
+    }
   return std::move(Loaded);
 }
 

@@ -17,6 +17,9 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <map>
+#include <mutex>
+#include <string_view>
 #include <utility>
 #include <memory>
 #include <string>
@@ -31,6 +34,15 @@ public:
   ~GpuStream() override;
   DriverDevice &Dev;
   Stream S;
+  /// Kiln's print buffer of this stream (device memory, made by the first
+  /// launch of a kernel that prints): {u64 reserved bytes, u64 capacity,
+  /// records}; 0 until then.
+  DevPtr Print = 0;
+  /// The kernel argument that passes it, and its initial header.
+  uint64_t PrintArg = 0;
+  uint64_t PrintHeader[2] = {};
+  /// A kernel that prints ran since the last drain.
+  bool PrintPending = false;
 };
 
 class GpuEvent : public EventImpl {
@@ -53,6 +65,9 @@ public:
   Function F = nullptr;
   unsigned Threads = 0;
   unsigned SharedBytes = 0;
+  /// The kernel prints: it takes the stream's print buffer as a hidden
+  /// last argument (its resources list "print_formats").
+  bool Prints = false;
   std::string Label; ///< "vadd_v0", for messages
 };
 
@@ -102,9 +117,8 @@ public:
   int64_t maxGridAxis(unsigned Axis) const override;
   Error launch(StreamImpl &S, LoadedImage &Image, void **Args,
                const GridDims &Grid) override;
-  // Kernel `print` on a GPU is not supported yet: GPU code objects do not
-  // call back into the runtime, so there is nothing to route.
-  void setPrintHandler(PrintHandler) override {}
+  /// Where the lines drained from print buffers go.
+  void setPrintHandler(PrintHandler H) override { Prints.set(std::move(H)); }
 
 protected:
   /// Makes the device current; `Saved` keeps what `leave` restores.
@@ -132,7 +146,15 @@ protected:
   Error findEntry(GpuImage &Loaded, const ImageInfo &Image,
                   const std::string &What);
 
+  /// Reads a stream's print buffer (after the stream synchronized), sends
+  /// its lines to the print sink and empties it.
+  Error drainPrints(GpuStream &S);
+
   const Api &A;
+  PrintSink Prints;
+  std::mutex FormatsMutex;
+  /// The print formats of every image loaded, by printFormatHash.
+  std::map<uint32_t, std::string> PrintFormats;
   const char *Prefix;
   const char *Units;
   int Ordinal;
@@ -147,6 +169,21 @@ protected:
 Error readProperties(const Api &A, int Device, DeviceProperties &P,
                      std::initializer_list<std::pair<int, int *>> Wanted,
                      int MemoryClockAttr, int BusWidthAttr);
+
+/// The bytes of data a stream's print buffer holds (1 MiB).
+constexpr uint64_t kPrintBufferBytes = uint64_t(1) << 20;
+
+/// What a print record names its format by: FNV-1a (32-bit) of the
+/// format's bytes, computed the same way by the compiler.
+uint32_t printFormatHash(std::string_view Format);
+
+/// A print record as text: `Format` (C printf conversions: d, i, u, x, X,
+/// o, c with any flags, width, precision and length; e, f, g, a and their
+/// capitals) with `Slots` (8 bytes each: integers as i64, floats as f64
+/// bits). A conversion without a slot, or one it does not take (%s), is
+/// kept as written.
+std::string formatPrintRecord(std::string_view Format, const uint64_t *Slots,
+                              unsigned Count);
 
 /// "79.1 GiB".
 std::string gib(uint64_t Bytes);

@@ -386,19 +386,11 @@ Expected<double> HostMemoryDevice::elapsedMilliseconds(EventImpl &Start,
 }
 
 void HostMemoryDevice::setPrintHandler(PrintHandler H) {
-  std::lock_guard<std::mutex> Lock(PrintMutex);
-  Handler = std::move(H);
+  Prints.set(std::move(H));
 }
 
 void HostMemoryDevice::emitPrint(const std::string &Line) {
-  std::lock_guard<std::mutex> Lock(PrintMutex);
-  if (Handler) {
-    Handler(Line);
-    return;
-  }
-  std::fwrite(Line.data(), 1, Line.size(), stdout);
-  std::fputc('\n', stdout);
-  std::fflush(stdout);
+  Prints.emit(Line);
 }
 
 Expected<std::shared_ptr<DeviceImpl>> kiln::rt::detail::openHostDevice() {

@@ -97,8 +97,7 @@ public:
   static uint64_t physicalMemoryBytes();
 
 private:
-  std::mutex PrintMutex;
-  PrintHandler Handler;
+  PrintSink Prints;
   std::shared_mutex AllocationsMutex;
   std::map<uintptr_t, size_t> Allocations; ///< base -> requested bytes
 };

@@ -146,11 +146,26 @@ public:
   /// Runs every program of `Grid` (no axis is 0). `Args[i]` points to the
   /// i-th argument's value (8 bytes of storage; pointers are 8-byte device
   /// addresses, scalars in their natural size, bool one byte), as the host
-  /// ABI and cuLaunchKernel's kernelParams want it.
+  /// ABI and cuLaunchKernel's kernelParams want it. One more slot follows
+  /// the last argument, null, for a device to fill with a hidden argument
+  /// (the GPU devices' print buffer).
   virtual Error launch(StreamImpl &S, LoadedImage &Image, void **Args,
                        const GridDims &Grid) = 0;
 
   virtual void setPrintHandler(PrintHandler Handler) = 0;
+};
+
+/// Where a device's kernel `print` lines go: the handler set with
+/// Device::setPrintHandler, else standard output.
+class PrintSink {
+public:
+  void set(PrintHandler H);
+  /// One line, without its newline.
+  void emit(const std::string &Line);
+
+private:
+  std::mutex Mutex;
+  PrintHandler Handler;
 };
 
 Expected<std::shared_ptr<DeviceImpl>> openHostDevice();

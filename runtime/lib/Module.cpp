@@ -587,6 +587,7 @@ Expected<LaunchPlan> Kernel::launch(Stream &S, const std::vector<Arg> &Args,
   std::vector<void *> Pointers;
   for (const Arg &A : Args)
     Pointers.push_back(const_cast<void *>(A.storage()));
+  Pointers.push_back(nullptr); // the slot of a hidden argument (launch())
   GridDims Grid{Plan->Grid[0], Plan->Grid[1], Plan->Grid[2]};
   if (Error E = M->Device->launch(*S.impl(), **Image, Pointers.data(), Grid))
     return E;

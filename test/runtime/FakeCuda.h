@@ -19,7 +19,7 @@
  * one is current, and device pointers must lie in a live allocation.
  *
  * A code object is accepted if it starts with "KILNFAKE": then lines
- * "NAME [params=N] [action=vadd|trap|fail] [maxthreads=N]", up to a line
+ * "NAME [params=N] [action=vadd|trap|fail|print] [maxthreads=N]", up to a line
  * "END", declare its functions. Anything else is refused with
  * CUDA_ERROR_INVALID_PTX and a JIT error log. A launch records its
  * function, grid, block, shared memory and the first 8 bytes of each of
@@ -39,8 +39,13 @@
  * current at their creation and are refused (hipErrorInvalidHandle) while
  * another is current, as ROCm 7 does. A code object must start with
  * "\x7fELF" followed by the text above (else hipErrorNoBinaryForGpu); a
- * trap leaves hipErrorLaunchFailure; the default dynamic LDS limit is
- * 64 KiB.
+ * trap leaves hipErrorLaunchFailure until the next hipInit (each device
+ * open starts afresh); the default dynamic LDS limit is 64 KiB.
+ *
+ * Both: action=print writes one record into Kiln's print buffer (the
+ * hidden argument after the N params: runtime/lib/GpuDevice.h) with the
+ * format "fake print: n = %d, half = %g\n", the last param's low 32 bits
+ * and half of them.
  *===----------------------------------------------------------------------===*/
 #ifndef KILN_TEST_RUNTIME_FAKECUDA_H
 #define KILN_TEST_RUNTIME_FAKECUDA_H

@@ -15,9 +15,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../../runtime/lib/GpuDevice.h"
 #include "../../runtime/lib/HipDevice.h"
 #include "FakeDriver.h"
 
+#include <cstring>
 #include <thread>
 
 using namespace kiln::rt;
@@ -374,6 +376,61 @@ TEST_F(HipFake, TrapSurfacesAtSynchronize) {
   EXPECT_EQ(E.message(), "kernel trapped: hipStreamSynchronize failed: "
                          "hipErrorLaunchFailure (HIP device hip:0 cannot be "
                          "used any more)");
+}
+
+TEST_F(HipFake, PrintBufferIsDrainedAtSynchronize) {
+  open();
+  std::vector<std::string> Lines;
+  Dev->setPrintHandler([&](const std::string &L) { Lines.push_back(L); });
+  BundleSpec Spec{{printerKernel()}};
+  TestImage I = amdImage(fakeImage({"printer_v0 params=2 action=print"}));
+  I.Resources = {{"threads", 64},
+                 {"print_formats", {"fake print: n = %d, half = %g\n"}}};
+  Spec.Images = {I};
+  auto M = load(Spec);
+  ASSERT_TRUE(M) << M.error().message();
+  Buffer X = upload(std::vector<float>(4));
+  for (int32_t N : {7, 2}) {
+    auto P = M->kernel("printer")->launch(*Str, {Arg::pointer(X), Arg::i32(N)});
+    ASSERT_TRUE(P) << P.error().message();
+  }
+  KilnFakeLaunch L = lastLaunch();
+  EXPECT_EQ(L.NumParams, 2u) << "the buffer is a hidden third argument";
+  EXPECT_TRUE(Lines.empty()) << "nothing before the stream synchronizes";
+  ASSERT_FALSE(Str->synchronize());
+  EXPECT_EQ(Lines, (std::vector<std::string>{"fake print: n = 7, half = 3.5",
+                                             "fake print: n = 2, half = 1"}));
+  // Drained: the next synchronization prints only what came after.
+  Lines.clear();
+  ASSERT_TRUE(M->kernel("printer")->launch(*Str, {Arg::pointer(X),
+                                                   Arg::i32(1)}));
+  ASSERT_FALSE(Str->synchronize());
+  EXPECT_EQ(Lines, (std::vector<std::string>{"fake print: n = 1, half = 0.5"}));
+  // A kernel that does not print gets no hidden argument, and the handler
+  // nothing.
+  Lines.clear();
+  ASSERT_FALSE(Str->synchronize());
+  EXPECT_TRUE(Lines.empty());
+}
+
+TEST(PrintRecords, Formatting) {
+  auto F = [](const char *Format, std::vector<uint64_t> Slots) {
+    return gpu::formatPrintRecord(Format, Slots.data(),
+                                  unsigned(Slots.size()));
+  };
+  auto Bits = [](double D) {
+    uint64_t B;
+    std::memcpy(&B, &D, 8);
+    return B;
+  };
+  EXPECT_EQ(F("x[%d, %d] = %g\n", {uint64_t(-2), 3, Bits(0.25)}),
+            "x[-2, 3] = 0.25\n");
+  EXPECT_EQ(F("%lld %u %x %5.2f%%", {uint64_t(1) << 40, 7, 255, Bits(3.14159)}),
+            "1099511627776 7 ff  3.14%");
+  EXPECT_EQ(F("%d and %d", {1}), "1 and %d") << "a missing slot";
+  EXPECT_EQ(F("%s", {1}), "%s") << "no strings";
+  EXPECT_EQ(gpu::printFormatHash(""), 2166136261u);
+  EXPECT_EQ(gpu::printFormatHash("a"), 0xe40c292cu);
 }
 
 //===----------------------------------------------------------------------===//

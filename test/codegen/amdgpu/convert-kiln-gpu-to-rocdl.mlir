@@ -124,3 +124,42 @@ module attributes {kiln_gpu.target = "gfx942", kiln_gpu.warps = 4 : i32} {
     return
   }
 }
+
+// -----
+
+// print: the kernel takes Kiln's print buffer as a last argument (an i64
+// address); each printf reserves 8 + 8 x args bytes with one atomic add on
+// the buffer's first word and, if they fit under the capacity (the second
+// word), writes {FNV-1a of the format, argument count} and the arguments
+// (integers sign-extended to i64, floats as f64 bits) after the 16-byte
+// header. The module lists its formats for the image's resources.
+// CHECK: kiln_gpu.print_formats = ["x = %g, i = %d\0A"]
+// CHECK-LABEL: llvm.func @print(
+// CHECK-SAME: %[[X:[^:]+]]: f32, %[[I:[^:]+]]: i32, %[[BUF:[^:]+]]: i64)
+// CHECK-DAG: %[[HASH:.*]] = llvm.mlir.constant(-84170655 : i32) : i32
+// CHECK-DAG: %[[COUNT:.*]] = llvm.mlir.constant(2 : i32) : i32
+// CHECK-DAG: %[[SIZE:.*]] = llvm.mlir.constant(24 : i64) : i64
+// CHECK-DAG: %[[HEADER:.*]] = llvm.mlir.constant(16 : i64) : i64
+// CHECK-DAG: %[[XD:.*]] = llvm.fpext %[[X]] : f32 to f64
+// CHECK-DAG: %[[XS:.*]] = llvm.bitcast %[[XD]] : f64 to i64
+// CHECK-DAG: %[[IS:.*]] = llvm.sext %[[I]] : i32 to i64
+// CHECK: %[[BASE:.*]] = llvm.inttoptr %[[BUF]] : i64 to !llvm.ptr<1>
+// CHECK: %[[OFF:.*]] = llvm.atomicrmw add %[[BASE]], %[[SIZE]] syncscope("agent") monotonic : !llvm.ptr<1>, i64
+// CHECK: %[[CAPP:.*]] = llvm.getelementptr %[[BASE]][8]
+// CHECK: %[[CAP:.*]] = llvm.load %[[CAPP]] : !llvm.ptr<1> -> i64
+// CHECK: %[[END:.*]] = llvm.add %[[OFF]], %[[SIZE]] : i64
+// CHECK: %[[FITS:.*]] = llvm.icmp "ule" %[[END]], %[[CAP]] : i64
+// CHECK: llvm.cond_br %[[FITS]]
+// CHECK: %[[AT:.*]] = llvm.add %[[OFF]], %[[HEADER]] : i64
+// CHECK: %[[REC:.*]] = llvm.getelementptr %[[BASE]][%[[AT]]]
+// CHECK: llvm.store %[[HASH]], %[[REC]] : i32, !llvm.ptr<1>
+// CHECK: llvm.store %[[COUNT]], %{{.*}} : i32, !llvm.ptr<1>
+// CHECK: llvm.store %[[XS]], %{{.*}} : i64, !llvm.ptr<1>
+// CHECK: llvm.store %[[IS]], %{{.*}} : i64, !llvm.ptr<1>
+// CHECK-NOT: llvm.call @
+module attributes {kiln_gpu.target = "gfx942", kiln_gpu.warps = 4 : i32} {
+  func.func @print(%x: f32, %i: i32) attributes {kiln.kernel} {
+    kiln_gpu.printf "x = %g, i = %d\n" (%x, %i : f32, i32)
+    return
+  }
+}

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Checks every variant of a multi-variant AMDGPU assembly file (`kiln
+compile --emit=amdgcn` without --kernel/-D): splits it at the `// kernel
+<entry> (...) for <arch>` lines that precede each variant and reads each
+kernel's resources from its own directives and metadata.
+
+Usage: amdgcn_variants.py FILE.s [--matrix K1,K2,...]
+
+Prints one line per variant,
+`<entry> <arch> ok vgprs=N agprs=N sgprs=N scratch=N matrix=N` or the same
+with FAILED and why, then `variants: N`, `with scratch: N` and
+`failed: N`. A variant fails when its assembly lacks the kernel descriptor
+or metadata, references a symbol it does not define (a call into a device
+library; the dynamic LDS symbol kiln_shared is the one allowed external),
+or, for the kernels named by --matrix (prefixes of the entry before
+`_v<N>`), has no MFMA (CDNA) / WMMA (RDNA) instruction. Exits 1 when any
+variant fails.
+"""
+import argparse
+import re
+import sys
+
+HEADER = re.compile(r"^// kernel (\S+) \((.*)\) for (\S+)$")
+LABEL = re.compile(r"^([A-Za-z_.$][\w.$]*):")
+REFERENCE = re.compile(r"\b([A-Za-z_][\w.$]*)@(?:rel32|gotpcrel32|gotpcrel|abs32|rel64)")
+DIRECTIVES = {
+    "scratch": re.compile(r"\.amdhsa_private_segment_fixed_size\s+(\d+)"),
+    "vgprs": re.compile(r"^\s*\.vgpr_count:\s+(\d+)"),
+    "agprs": re.compile(r"^\s*-?\s*\.agpr_count:\s+(\d+)"),
+    "sgprs": re.compile(r"^\s*\.sgpr_count:\s+(\d+)"),
+}
+MATRIX = re.compile(r"^\s*(v_mfma|v_wmma|v_smfmac)")
+ALLOWED_EXTERNAL = ("kiln_shared",)
+
+
+def split(path):
+    variants, current = [], None
+    with open(path) as f:
+        for line in f:
+            m = HEADER.match(line.rstrip("\n"))
+            if m:
+                current = {"entry": m.group(1), "arch": m.group(3), "lines": []}
+                variants.append(current)
+            if current is not None:
+                current["lines"].append(line)
+    return variants
+
+
+def check(variant, matrix_kernels):
+    found, defined, referenced, matrix = {}, set(), set(), 0
+    for line in variant["lines"]:
+        if line.lstrip().startswith(("//", ";")):
+            continue
+        m = LABEL.match(line)
+        if m:
+            defined.add(m.group(1))
+        for name in REFERENCE.findall(line):
+            referenced.add(name)
+        if MATRIX.match(line):
+            matrix += 1
+        for key, pattern in DIRECTIVES.items():
+            m = pattern.search(line)
+            if m and key not in found:
+                found[key] = int(m.group(1))
+    problems = []
+    missing = [k for k in ("scratch", "vgprs", "sgprs") if k not in found]
+    if missing:
+        problems.append("no " + ", ".join(missing))
+    undefined = sorted(n for n in referenced - defined
+                       if not n.startswith(ALLOWED_EXTERNAL))
+    if undefined:
+        problems.append("undefined: " + ", ".join(undefined))
+    kernel = re.sub(r"_v\d+(_a16)?$", "", variant["entry"])
+    if kernel in matrix_kernels and matrix == 0:
+        problems.append("no MFMA/WMMA instruction")
+    found.setdefault("agprs", 0)
+    text = "vgprs={vgprs} agprs={agprs} sgprs={sgprs} scratch={scratch}".format(
+        **{k: found.get(k, "?") for k in ("vgprs", "agprs", "sgprs", "scratch")})
+    status = "FAILED (" + "; ".join(problems) + ")" if problems else "ok"
+    return status, text + " matrix=%d" % matrix, found.get("scratch", 0)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("asm")
+    parser.add_argument("--matrix", default="",
+                        help="kernels whose variants must use MFMA/WMMA")
+    args = parser.parse_args()
+    matrix_kernels = {k for k in args.matrix.split(",") if k}
+    variants = split(args.asm)
+    failed = scratch = 0
+    for v in variants:
+        status, text, bytes_ = check(v, matrix_kernels)
+        print("%s %s %s %s" % (v["entry"], v["arch"], status, text))
+        failed += status != "ok"
+        scratch += bytes_ > 0
+    print("variants: %d" % len(variants))
+    print("with scratch: %d" % scratch)
+    print("failed: %d" % failed)
+    return 1 if failed or not variants else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
