@@ -15,6 +15,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
@@ -173,9 +174,74 @@ std::pair<Value, Value> kiln::gpu::buildPrintfArgs(OpBuilder &b, PrintfOp op,
   return {format, packed};
 }
 
+namespace {
+
+/// Element `index` of the 1-d vector `v` without reading `v` itself: when
+/// `v` is built by a chain of vector.insert_strided_slice over a constant,
+/// the part that holds the element, else null.
+Value elementThroughInserts(PatternRewriter &rw, Location loc, Value v,
+                            int64_t index) {
+  while (auto ins = v.getDefiningOp<vector::InsertStridedSliceOp>()) {
+    auto part = cast<VectorType>(ins.getValueToStore().getType());
+    if (part.getRank() != 1)
+      return {};
+    int64_t offset = cast<IntegerAttr>(ins.getOffsets()[0]).getInt();
+    if (index >= offset && index < offset + part.getNumElements())
+      return vector::ExtractOp::create(rw, loc, ins.getValueToStore(),
+                                       ArrayRef<int64_t>{index - offset});
+    v = ins.getDest();
+  }
+  DenseElementsAttr cst;
+  if (!matchPattern(v, m_Constant(&cst)) || !cst.isSplat())
+    return {};
+  return arith::ConstantOp::create(rw, loc, cst.getSplatValue<TypedAttr>());
+}
+
+/// A shuffle of a vector that a chain of insert_strided_slice builds takes
+/// its elements from the inserted parts. The per-thread form assembles an
+/// operand in a wide vector part by part (one element at a time where the
+/// shared layout gives no longer runs) and then shuffles instruction-sized
+/// fragments out of it; lowered as is, each insertion is a shuffle of the
+/// whole wide vector (a 512-lane mask each for attention's operands on
+/// RDNA3), which LLVM's InstCombine then takes minutes over. Read through
+/// the chain, the wide vector is never built.
+struct ShuffleThroughInserts : OpRewritePattern<vector::ShuffleOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(vector::ShuffleOp op,
+                                PatternRewriter &rw) const override {
+    auto srcType = cast<VectorType>(op.getV1().getType());
+    if (srcType.getRank() != 1 ||
+        (!op.getV1().getDefiningOp<vector::InsertStridedSliceOp>() &&
+         !op.getV2().getDefiningOp<vector::InsertStridedSliceOp>()))
+      return failure();
+    int64_t n1 = srcType.getNumElements();
+    SmallVector<Value> elements;
+    for (int64_t m : op.getMask()) {
+      Value e = m < n1 ? elementThroughInserts(rw, op.getLoc(), op.getV1(), m)
+                       : elementThroughInserts(rw, op.getLoc(), op.getV2(),
+                                               m - n1);
+      if (!e)
+        return failure();
+      elements.push_back(e);
+    }
+    rw.replaceOpWithNewOp<vector::FromElementsOp>(op, op.getResultVectorType(),
+                                                  elements);
+    return success();
+  }
+};
+
+} // namespace
+
 LogicalResult kiln::gpu::convertPerThreadToLLVM(
     ModuleOp module, function_ref<void(ConversionTarget &)> addLegal) {
   MLIRContext *ctx = module.getContext();
+  // Fragments read straight from the parts a wide vector is built of.
+  {
+    RewritePatternSet patterns(ctx);
+    patterns.add<ShuffleThroughInserts>(ctx);
+    if (failed(applyPatternsGreedily(module, std::move(patterns))))
+      return failure();
+  }
   // Strided slices of 1-d vectors become shuffles.
   {
     RewritePatternSet patterns(ctx);

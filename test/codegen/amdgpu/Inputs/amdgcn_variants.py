@@ -2,9 +2,12 @@
 """Checks every variant of a multi-variant AMDGPU assembly file (`kiln
 compile --emit=amdgcn` without --kernel/-D): splits it at the `// kernel
 <entry> (...) for <arch>` lines that precede each variant and reads each
-kernel's resources from its own directives and metadata.
+kernel's resources from its own directives and metadata. Given the LLVM IR
+of `--emit=llvm` instead (`; kernel ...` lines), it checks each variant's
+IR: an amdgpu_kernel, no declaration but LLVM intrinsics, and the MFMA/WMMA
+intrinsics in the --matrix kernels (resources print as `-`).
 
-Usage: amdgcn_variants.py FILE.s [--matrix K1,K2,...]
+Usage: amdgcn_variants.py FILE.s|FILE.ll [--matrix K1,K2,...]
 
 Prints one line per variant,
 `<entry> <arch> ok vgprs=N agprs=N sgprs=N scratch=N matrix=N` or the same
@@ -20,7 +23,10 @@ import argparse
 import re
 import sys
 
-HEADER = re.compile(r"^// kernel (\S+) \((.*)\) for (\S+)$")
+HEADER = re.compile(r"^(?://|;) kernel (\S+) \((.*)\) for (\S+)$")
+IR_DECLARE = re.compile(r"^declare .*@([\w.$]+)\(")
+IR_KERNEL = re.compile(r"^define amdgpu_kernel ")
+IR_MATRIX = re.compile(r"@llvm\.amdgcn\.(mfma|wmma|smfmac)")
 LABEL = re.compile(r"^([A-Za-z_.$][\w.$]*):")
 REFERENCE = re.compile(r"\b([A-Za-z_][\w.$]*)@(?:rel32|gotpcrel32|gotpcrel|abs32|rel64)")
 DIRECTIVES = {
@@ -46,7 +52,31 @@ def split(path):
     return variants
 
 
+def check_ir(variant, matrix_kernels):
+    kernels, matrix, undefined = 0, 0, []
+    for line in variant["lines"]:
+        if IR_KERNEL.match(line):
+            kernels += 1
+        m = IR_DECLARE.match(line)
+        if m and not m.group(1).startswith("llvm."):
+            undefined.append(m.group(1))
+        matrix += len(IR_MATRIX.findall(line)) if not line.startswith(
+            "declare") else 0
+    problems = []
+    if kernels != 1:
+        problems.append("%d amdgpu_kernel definitions" % kernels)
+    if undefined:
+        problems.append("undefined: " + ", ".join(sorted(undefined)))
+    kernel = re.sub(r"_v\d+(_a16)?$", "", variant["entry"])
+    if kernel in matrix_kernels and matrix == 0:
+        problems.append("no MFMA/WMMA intrinsic")
+    status = "FAILED (" + "; ".join(problems) + ")" if problems else "ok"
+    return status, "vgprs=- agprs=- sgprs=- scratch=- matrix=%d" % matrix, 0
+
+
 def check(variant, matrix_kernels):
+    if variant["lines"] and variant["lines"][0].startswith(";"):
+        return check_ir(variant, matrix_kernels)
     found, defined, referenced, matrix = {}, set(), set(), 0
     for line in variant["lines"]:
         if line.lstrip().startswith(("//", ";")):
