@@ -442,31 +442,14 @@ CudaDevice::loadImage(const ImageInfo &Image, const uint8_t *Bytes) {
   return std::unique_ptr<LoadedImage>(std::move(*Loaded));
 }
 
-/// The driver, initialized, and its device count.
-Expected<std::pair<const Driver *, int>> initDriver() {
-  Expected<const Driver *> D = loadDriver();
-  if (!D)
-    return D.takeError();
-  const Driver &Drv = **D;
-  CUresult R = Drv.Init(0);
-  if (R == CUDA_ERROR_NO_DEVICE)
-    return Error(ErrorCode::Driver,
-                 "no CUDA device (" + Drv.failure("cuInit", R) + ")");
-  if (R != CUDA_SUCCESS)
-    return Error(ErrorCode::Driver, Drv.failure("cuInit", R));
-  int Count = 0;
-  R = Drv.DeviceGetCount(&Count);
-  if (R != CUDA_SUCCESS)
-    return Error(ErrorCode::Driver, Drv.failure("cuDeviceGetCount", R));
-  if (Count <= 0)
-    return Error(ErrorCode::Driver, "no CUDA device");
-  return std::make_pair(*D, Count);
-}
+const gpu::VendorNames kCuda{"CUDA device", "no CUDA device",
+                             {CUDA_ERROR_NO_DEVICE}};
 
 } // namespace
 
 bool kiln::rt::detail::cudaDeviceAvailable() {
-  return bool(initDriver());
+  Expected<const Driver *> D = loadDriver();
+  return D && bool(gpu::countDevices(**D, kCuda));
 }
 
 Expected<std::shared_ptr<DeviceImpl>>
@@ -474,25 +457,19 @@ kiln::rt::detail::openCudaDevice(int Ordinal, const std::string &Spec) {
   auto Fail = [&](ErrorCode Code, const std::string &Why) {
     return Error(Code, "cannot open " + Spec + ": " + Why);
   };
-  Expected<std::pair<const Driver *, int>> Init = initDriver();
-  if (!Init)
-    return Fail(Init.error().code(), Init.error().message());
-  const Driver &D = *Init->first;
-  int Count = Init->second;
-  if (Ordinal >= Count)
-    return Error(ErrorCode::Driver,
-                 Spec + ": only " + std::to_string(Count) + " CUDA device" +
-                     (Count == 1 ? "" : "s"));
-
-  CUdevice Dev = 0;
-  if (CUresult R = D.DeviceGet(&Dev, Ordinal))
-    return Fail(ErrorCode::Driver, D.failure("cuDeviceGet", R));
+  Expected<const Driver *> Load = loadDriver();
+  if (!Load)
+    return Fail(Load.error().code(), Load.error().message());
+  const Driver &D = **Load;
+  Expected<int> Dev = gpu::openOrdinal(D, Ordinal, Spec, kCuda);
+  if (!Dev)
+    return Dev.takeError();
   DeviceProperties P;
   P.Kind = DeviceKind::Cuda;
   int Major, Minor, Sms, Optin, PerBlock, MaxThreads;
   int MaxGrid[3];
   if (Error E = gpu::readProperties(
-          D, Dev, P,
+          D, *Dev, P,
           {{CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &Major},
            {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &Minor},
            {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &Sms},
@@ -516,9 +493,9 @@ kiln::rt::detail::openCudaDevice(int Ordinal, const std::string &Spec) {
   P.WarpSize = 32;
 
   CUcontext Ctx = nullptr;
-  if (CUresult R = D.cuDevicePrimaryCtxRetain(&Ctx, Dev))
+  if (CUresult R = D.cuDevicePrimaryCtxRetain(&Ctx, *Dev))
     return Fail(ErrorCode::Driver, D.failure("cuDevicePrimaryCtxRetain", R));
   return std::shared_ptr<DeviceImpl>(
-      std::make_shared<CudaDevice>(D, Ordinal, Dev, Ctx, std::move(P),
+      std::make_shared<CudaDevice>(D, Ordinal, *Dev, Ctx, std::move(P),
                                    MaxGrid));
 }

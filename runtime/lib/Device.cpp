@@ -69,48 +69,36 @@ int parseOrdinal(std::string_view Spec, std::string_view Kind) {
 //===----------------------------------------------------------------------===//
 
 Expected<Device> Device::open(std::string_view Spec) {
-  // "auto" prefers CUDA device 0 when a driver and a device are there,
-  // then HIP device 0; any failure to open them falls back to the host
-  // without a word.
+  auto Wrap = [](Expected<std::shared_ptr<DeviceImpl>> D) -> Expected<Device> {
+    if (!D)
+      return D.takeError();
+    return Device(std::move(*D));
+  };
+  // The GPU vendors, in the order "auto" prefers them.
+  struct Vendor {
+    const char *Kind;
+    bool (*Available)();
+    Expected<std::shared_ptr<DeviceImpl>> (*Open)(int, const std::string &);
+  };
+  static const Vendor Vendors[] = {{"cuda", cudaDeviceAvailable, openCudaDevice},
+                                   {"hip", hipDeviceAvailable, openHipDevice}};
+  // "auto" takes device 0 of the first vendor with a driver and a device;
+  // any failure to open it falls back to the host without a word.
   bool Auto = Spec.empty() || Spec == "auto";
-  if (Auto && cudaDeviceAvailable()) {
-    Expected<std::shared_ptr<DeviceImpl>> D = openCudaDevice(0, "cuda:0");
-    if (D)
-      return Device(std::move(*D));
-  }
-  if (Auto && hipDeviceAvailable()) {
-    Expected<std::shared_ptr<DeviceImpl>> D = openHipDevice(0, "hip:0");
-    if (D)
-      return Device(std::move(*D));
-  }
-  if (Auto || Spec == "host") {
-    Expected<std::shared_ptr<DeviceImpl>> D = openHostDevice();
-    if (!D)
-      return D.takeError();
-    return Device(std::move(*D));
-  }
+  if (Auto)
+    for (const Vendor &V : Vendors)
+      if (V.Available())
+        if (Expected<std::shared_ptr<DeviceImpl>> D =
+                V.Open(0, std::string(V.Kind) + ":0"))
+          return Device(std::move(*D));
+  if (Auto || Spec == "host")
+    return Wrap(openHostDevice());
+  for (const Vendor &V : Vendors)
+    if (int Ordinal = parseOrdinal(Spec, V.Kind); Ordinal >= 0)
+      return Wrap(V.Open(Ordinal, V.Kind + (":" + std::to_string(Ordinal))));
+  if (Spec.substr(0, 4) == "emu:")
+    return Wrap(openEmuDevice(std::string(Spec.substr(4))));
   std::string Shown(Spec.substr(0, 64));
-  if (int Ordinal = parseOrdinal(Spec, "cuda"); Ordinal >= 0) {
-    Expected<std::shared_ptr<DeviceImpl>> D =
-        openCudaDevice(Ordinal, "cuda:" + std::to_string(Ordinal));
-    if (!D)
-      return D.takeError();
-    return Device(std::move(*D));
-  }
-  if (Spec.substr(0, 4) == "emu:") {
-    Expected<std::shared_ptr<DeviceImpl>> D =
-        openEmuDevice(std::string(Spec.substr(4)));
-    if (!D)
-      return D.takeError();
-    return Device(std::move(*D));
-  }
-  if (int Ordinal = parseOrdinal(Spec, "hip"); Ordinal >= 0) {
-    Expected<std::shared_ptr<DeviceImpl>> D =
-        openHipDevice(Ordinal, "hip:" + std::to_string(Ordinal));
-    if (!D)
-      return D.takeError();
-    return Device(std::move(*D));
-  }
   return invalid("unknown device '" + Shown +
                  "'; expected auto, host, cuda[:N], hip[:N] or emu:<arch>");
 }

@@ -141,6 +141,46 @@ std::string kiln::rt::detail::gpu::gib(uint64_t Bytes) {
   return Buf;
 }
 
+Expected<int> kiln::rt::detail::gpu::countDevices(const Api &A,
+                                                 const VendorNames &V) {
+  auto NoDevice = [&](Result R) {
+    return std::find(V.NoDeviceResults.begin(), V.NoDeviceResults.end(), R) !=
+           V.NoDeviceResults.end();
+  };
+  Result R = A.Init(0);
+  if (NoDevice(R))
+    return Error(ErrorCode::Driver, std::string(V.NoDevice) + " (" +
+                                        A.failure(A.Init.Symbol, R) + ")");
+  if (R != kSuccess)
+    return Error(ErrorCode::Driver, A.failure(A.Init.Symbol, R));
+  int Count = 0;
+  R = A.DeviceGetCount(&Count);
+  if (NoDevice(R) || (R == kSuccess && Count <= 0))
+    return Error(ErrorCode::Driver, V.NoDevice);
+  if (R != kSuccess)
+    return Error(ErrorCode::Driver, A.failure(A.DeviceGetCount.Symbol, R));
+  return Count;
+}
+
+Expected<int> kiln::rt::detail::gpu::openOrdinal(const Api &A, int Ordinal,
+                                                 const std::string &Spec,
+                                                 const VendorNames &V) {
+  auto Fail = [&](const Error &E) {
+    return Error(E.code(), "cannot open " + Spec + ": " + E.message());
+  };
+  Expected<int> Count = countDevices(A, V);
+  if (!Count)
+    return Fail(Count.error());
+  if (Ordinal >= *Count)
+    return Error(ErrorCode::Driver, Spec + ": only " + std::to_string(*Count) +
+                                        " " + V.Devices +
+                                        (*Count == 1 ? "" : "s"));
+  int Dev = 0;
+  if (Result R = A.DeviceGet(&Dev, Ordinal))
+    return Fail(Error(ErrorCode::Driver, A.failure(A.DeviceGet.Symbol, R)));
+  return Dev;
+}
+
 Error kiln::rt::detail::gpu::readProperties(
     const Api &A, int Device, DeviceProperties &P,
     std::initializer_list<std::pair<int, int *>> Wanted, int MemoryClockAttr,

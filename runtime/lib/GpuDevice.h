@@ -21,6 +21,7 @@
 #include <mutex>
 #include <string_view>
 #include <utility>
+#include <vector>
 #include <memory>
 #include <string>
 
@@ -161,6 +162,27 @@ protected:
   DeviceProperties Props;
   int64_t MaxGrid[3] = {};
 };
+
+/// How a vendor's devices are named in messages, and which results of its
+/// init and count calls mean "no device here".
+struct VendorNames {
+  const char *Devices;  ///< "CUDA device": "cuda:3: only 1 CUDA device"
+  const char *NoDevice; ///< "no CUDA device", "no AMD GPU"
+  std::vector<Result> NoDeviceResults;
+};
+
+/// Initializes a loaded driver and counts its devices. Errors
+/// (ErrorCode::Driver): "no CUDA device (cuInit failed: ...)" when the init
+/// says there is none, "no AMD GPU" when the count does (or is 0), else the
+/// failing call.
+Expected<int> countDevices(const Api &A, const VendorNames &V);
+
+/// The first steps of opening device `Ordinal` (`Spec`, "cuda:1") of a
+/// loaded driver: the driver initialized, the ordinal checked against the
+/// count ("cuda:3: only 1 CUDA device"), its device handle. Other errors
+/// start "cannot open <Spec>: ".
+Expected<int> openOrdinal(const Api &A, int Ordinal, const std::string &Spec,
+                          const VendorNames &V);
 
 /// Reads what both vendors report the same way into `P`: the model name,
 /// the `Wanted` attributes (an error names the first that fails), the

@@ -109,12 +109,7 @@ std::optional<bool> AmdTargetId::feature(std::string_view Name) const {
   return std::nullopt;
 }
 
-std::string AmdTargetId::str() const {
-  std::string Out = Processor;
-  for (const auto &[Name, On] : Features)
-    Out += ":" + Name + (On ? "+" : "-");
-  return Out;
-}
+
 
 std::optional<AmdTargetId>
 kiln::rt::detail::parseAmdTargetId(std::string_view Id) {
@@ -164,11 +159,19 @@ std::optional<AmdTargetId> imageTarget(const ImageInfo &Image) {
   return Id;
 }
 
+/// "xnack+".
 std::string featureText(const std::string &Name, bool On) {
   return Name + (On ? "+" : "-");
 }
 
 } // namespace
+
+std::string AmdTargetId::str() const {
+  std::string Out = Processor;
+  for (const auto &[Name, On] : Features)
+    Out += ":" + featureText(Name, On);
+  return Out;
+}
 
 int kiln::rt::detail::rankHipImage(const ImageInfo &Image,
                                    const HipTarget &T) {
@@ -269,9 +272,6 @@ Expected<std::unique_ptr<LoadedImage>>
 HipDevice::loadImage(const ImageInfo &Image, const uint8_t *Bytes) {
   std::string What = "cannot load the AMD code object of " + Image.Entry +
                      " (" + Image.Arch + ")";
-  if (Image.ImageKind != kImageObject)
-    return Error(ErrorCode::InvalidBundle,
-                 What + ": it is not a code object (ELF)");
   if (Image.Size < 4 || std::memcmp(Bytes, "\x7f" "ELF", 4) != 0)
     return Error(ErrorCode::InvalidBundle,
                  What + ": it is not an ELF file");
@@ -315,28 +315,10 @@ HipDevice::loadImage(const ImageInfo &Image, const uint8_t *Bytes) {
   return std::unique_ptr<LoadedImage>(std::move(*Loaded));
 }
 
-/// HIP, initialized, and its device count. "No AMD GPU" is what ROCm says
-/// in several ways: hipInit fails with hipErrorNoDevice or
-/// hipErrorInvalidDevice, or the count is 0.
-Expected<std::pair<const Driver *, int>> initDriver() {
-  Expected<const Driver *> D = loadDriver();
-  if (!D)
-    return D.takeError();
-  const Driver &Drv = **D;
-  hipError_t R = Drv.Init(0);
-  if (R == hipErrorNoDevice || R == hipErrorInvalidDevice)
-    return Error(ErrorCode::Driver,
-                 "no AMD GPU (" + Drv.failure("hipInit", R) + ")");
-  if (R != hipSuccess)
-    return Error(ErrorCode::Driver, Drv.failure("hipInit", R));
-  int Count = 0;
-  R = Drv.DeviceGetCount(&Count);
-  if (R == hipErrorNoDevice || (R == hipSuccess && Count <= 0))
-    return Error(ErrorCode::Driver, "no AMD GPU");
-  if (R != hipSuccess)
-    return Error(ErrorCode::Driver, Drv.failure("hipGetDeviceCount", R));
-  return std::make_pair(*D, Count);
-}
+/// "No AMD GPU" is what ROCm says in several ways: hipInit fails with
+/// hipErrorNoDevice or hipErrorInvalidDevice, or the count is 0.
+const gpu::VendorNames kHip{"HIP device", "no AMD GPU",
+                            {hipErrorNoDevice, hipErrorInvalidDevice}};
 
 /// The device's target ID ("gfx942:sramecc+:xnack-") from hipDeviceProp_t.
 Expected<AmdTargetId> readTargetId(const Driver &D, int Dev) {
@@ -361,26 +343,24 @@ Expected<AmdTargetId> readTargetId(const Driver &D, int Dev) {
 
 } // namespace
 
-bool kiln::rt::detail::hipDeviceAvailable() { return bool(initDriver()); }
+bool kiln::rt::detail::hipDeviceAvailable() {
+  Expected<const Driver *> D = loadDriver();
+  return D && bool(gpu::countDevices(**D, kHip));
+}
 
 Expected<std::shared_ptr<DeviceImpl>>
 kiln::rt::detail::openHipDevice(int Ordinal, const std::string &Spec) {
   auto Fail = [&](ErrorCode Code, const std::string &Why) {
     return Error(Code, "cannot open " + Spec + ": " + Why);
   };
-  Expected<std::pair<const Driver *, int>> Init = initDriver();
-  if (!Init)
-    return Fail(Init.error().code(), Init.error().message());
-  const Driver &D = *Init->first;
-  int Count = Init->second;
-  if (Ordinal >= Count)
-    return Error(ErrorCode::Driver,
-                 Spec + ": only " + std::to_string(Count) + " HIP device" +
-                     (Count == 1 ? "" : "s"));
-
-  int Dev = 0;
-  if (hipError_t R = D.DeviceGet(&Dev, Ordinal))
-    return Fail(ErrorCode::Driver, D.failure("hipDeviceGet", R));
+  Expected<const Driver *> Load = loadDriver();
+  if (!Load)
+    return Fail(Load.error().code(), Load.error().message());
+  const Driver &D = **Load;
+  Expected<int> Handle = gpu::openOrdinal(D, Ordinal, Spec, kHip);
+  if (!Handle)
+    return Handle.takeError();
+  int Dev = *Handle;
   DeviceProperties P;
   P.Kind = DeviceKind::Hip;
   int Cus, PerBlock, Optin, MaxThreads, Wave;

@@ -286,7 +286,11 @@ EXPORT CUresult API(cuDeviceGetAttribute, hipDeviceGetAttribute)(
   case 60: *Value = Second ? 1249000 : 1300000; break; // memory clock, kHz
   case 63: *Value = Second ? 96 : 304; break;      // CUs
   case 74: *Value = 64 * 1024; break;              // LDS per workgroup
-  case 87: *Value = Second ? 32 : 64; break;       // wavefront size
+  case 87: // wavefront size
+    *Value = std::getenv("KILN_FAKE_HIP_WAVE")
+                 ? std::atoi(std::getenv("KILN_FAKE_HIP_WAVE"))
+                 : Second ? 32 : 64;
+    break;
   default: return kInvalidValue; // 75 (opt-in) among them: CUDA's
   }
   return kSuccess;

@@ -34,7 +34,8 @@
  * two: also a gfx1100, wave32), KILN_FAKE_HIP_DRIVER_VERSION (default
  * 60241134, HIP 6.2), KILN_FAKE_HIP_LOG, and KILN_FAKE_HIP_ARCH /
  * KILN_FAKE_HIP_ARCH1 (gcnArchName of device 0 / 1; default
- * "gfx942:sramecc+:xnack-" / "gfx1100"). The current device is per thread
+ * "gfx942:sramecc+:xnack-" / "gfx1100"), KILN_FAKE_HIP_WAVE (the wavefront
+ * size every device reports). The current device is per thread
  * (hipSetDevice, default 0); streams and events belong to the device
  * current at their creation and are refused (hipErrorInvalidHandle) while
  * another is current, as ROCm 7 does. A code object must start with

@@ -172,6 +172,14 @@ TEST_F(HipFake, PropertiesAndOrdinals) {
   EXPECT_EQ(Device::open("hip:2").error().message(),
             "hip:2: only 2 HIP devices");
 
+  // A wavefront size AMD GPUs do not have.
+  {
+    ScopedEnv Wave("KILN_FAKE_HIP_WAVE", "16");
+    auto W = Device::open("hip");
+    ASSERT_FALSE(W);
+    EXPECT_EQ(W.error().message(),
+              "cannot open hip:0: unexpected wavefront size 16");
+  }
   // A name that is no target ID.
   ScopedEnv Odd("KILN_FAKE_HIP_ARCH", "Ellesmere");
   auto D2 = Device::open("hip");
@@ -411,6 +419,25 @@ TEST_F(HipFake, PrintBufferIsDrainedAtSynchronize) {
   Lines.clear();
   ASSERT_FALSE(Str->synchronize());
   EXPECT_TRUE(Lines.empty());
+}
+
+TEST_F(HipFake, PrintFormatsMustBeStrings) {
+  open();
+  Buffer X = upload(std::vector<float>(4));
+  for (json Formats : {json("x = %d\n"), json::array({json(1)})}) {
+    BundleSpec Spec{{printerKernel()}};
+    TestImage I = amdImage(fakeImage({"printer_v0 params=2 action=print"}));
+    I.Resources = {{"print_formats", Formats}};
+    Spec.Images = {I};
+    auto M = load(Spec);
+    ASSERT_TRUE(M) << M.error().message();
+    auto P = M->kernel("printer")->launch(*Str, {Arg::pointer(X), Arg::i32(2)});
+    ASSERT_FALSE(P);
+    EXPECT_EQ(P.error().code(), ErrorCode::InvalidBundle);
+    EXPECT_EQ(P.error().message(),
+              "test.kpack: cannot load the AMD code object of printer_v0 "
+              "(gfx942): its 'print_formats' is not a list of strings");
+  }
 }
 
 TEST(PrintRecords, Formatting) {

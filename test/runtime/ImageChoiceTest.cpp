@@ -112,6 +112,13 @@ TEST_F(ImageChoice, BadManifestKeys) {
   TestImage BadSm = generic();
   BadSm.Requires = {{"sm", "90"}};
   Expect({BadSm}, Where + "'requires.sm' must be a non-negative integer");
+  TestImage BadGfx = generic();
+  BadGfx.Requires = {{"gfx", "mi300"}};
+  Expect({BadGfx}, Where + "'requires.gfx' must be an AMD GPU name (gfx...)");
+  TestImage BadWave = generic();
+  BadWave.Requires = {{"wave_size", -64}};
+  Expect({BadWave},
+         Where + "'requires.wave_size' must be a non-negative integer");
   TestImage BadFeatures = generic();
   BadFeatures.Requires = {{"features", "avx2"}};
   Expect({BadFeatures},
