@@ -29,8 +29,7 @@ using namespace kiln::gpu;
 
 namespace {
 
-constexpr unsigned kGlobal = 1, kShared = 3, kConstant = 4;
-constexpr llvm::StringLiteral kSharedSymbol = "kiln_shared";
+constexpr unsigned kConstant = 4;
 /// The formats of the module's printf records (lowerPrintf); the backend
 /// puts them in the image's resources.
 constexpr llvm::StringLiteral kPrintFormatsAttr = "kiln_gpu.print_formats";
@@ -48,23 +47,6 @@ Value intrinsic(OpBuilder &b, Location loc, StringRef name, Type result,
   return LLVM::CallIntrinsicOp::create(b, loc, result,
                                        b.getStringAttr(name), args)
       .getResult(0);
-}
-
-Value globalPtr(OpBuilder &b, Location loc, Value addr) {
-  return LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext(), kGlobal), addr);
-}
-
-/// Address of byte `offset` of a shared buffer (LDS).
-Value sharedPtr(OpBuilder &b, Location loc, Value buffer, Value offset) {
-  auto alloc = buffer.getDefiningOp<SharedAllocOp>();
-  assert(alloc && alloc.getOffset() && "buffers are allocated first");
-  auto ptrTy = LLVM::LLVMPointerType::get(b.getContext(), kShared);
-  Value base = LLVM::AddressOfOp::create(b, loc, ptrTy, kSharedSymbol);
-  Value total = LLVM::AddOp::create(
-      b, loc, offset, i32Const(b, loc, int32_t(*alloc.getOffset())));
-  return LLVM::GEPOp::create(b, loc, ptrTy, b.getI8Type(), base,
-                             ValueRange{total});
 }
 
 /// A 32-bit lane exchange through `ds_bpermute` (any source lane of the
@@ -241,7 +223,7 @@ uint32_t printFormatHash(StringRef format) {
 void lowerPrintf(OpBuilder &b, Location loc, PrintfOp op, Value printBuffer) {
   MLIRContext *ctx = b.getContext();
   Type i64 = b.getI64Type(), i8 = b.getI8Type();
-  auto ptrTy = LLVM::LLVMPointerType::get(ctx, kGlobal);
+  auto ptrTy = LLVM::LLVMPointerType::get(ctx, kGlobalAddressSpace);
   auto i64Const = [&](int64_t v) {
     return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
   };
@@ -263,7 +245,7 @@ void lowerPrintf(OpBuilder &b, Location loc, PrintfOp op, Value printBuffer) {
     slots.push_back(v);
   }
   int64_t bytes = 8 + 8 * int64_t(slots.size());
-  Value base = globalPtr(b, loc, printBuffer);
+  Value base = globalPointer(b, loc, printBuffer);
   Value offset = LLVM::AtomicRMWOp::create(
       b, loc, LLVM::AtomicBinOp::add, base, i64Const(bytes),
       LLVM::AtomicOrdering::monotonic, kAgentScope);
@@ -291,6 +273,8 @@ LogicalResult lowerPrimitives(ModuleOp module, int32_t threads,
   auto result = module.walk([&](Operation *op) -> WalkResult {
     OpBuilder b(op);
     Location loc = op->getLoc();
+    if (lowerMemoryAccess(b, op))
+      return WalkResult::advance();
     auto tid = [&] {
       return intrinsic(b, loc, "llvm.amdgcn.workitem.id.x", b.getI32Type(),
                        {});
@@ -321,26 +305,6 @@ LogicalResult lowerPrimitives(ModuleOp module, int32_t threads,
         v = LLVM::UDivOp::create(b, loc, v, i32Const(b, loc, threads));
       np.replaceAllUsesWith(v);
       np.erase();
-    } else if (auto load = dyn_cast<GlobalLoadOp>(op)) {
-      load.replaceAllUsesWith(
-          lowerGlobalLoad(b, load, globalPtr(b, loc, load.getAddr())));
-      load.erase();
-    } else if (auto store = dyn_cast<GlobalStoreOp>(op)) {
-      lowerGlobalStore(b, store, globalPtr(b, loc, store.getAddr()));
-      store.erase();
-    } else if (auto sl = dyn_cast<SharedLoadOp>(op)) {
-      VectorType vt = sl.getType();
-      Value v = LLVM::LoadOp::create(
-          b, loc, vt, sharedPtr(b, loc, sl.getBuffer(), sl.getOffset()),
-          vt.getElementTypeBitWidth() / 8);
-      sl.replaceAllUsesWith(v);
-      sl.erase();
-    } else if (auto ss = dyn_cast<SharedStoreOp>(op)) {
-      auto vt = cast<VectorType>(ss.getValue().getType());
-      LLVM::StoreOp::create(b, loc, ss.getValue(),
-                            sharedPtr(b, loc, ss.getBuffer(), ss.getOffset()),
-                            vt.getElementTypeBitWidth() / 8);
-      ss.erase();
     } else if (isa<SharedLoadMatrixOp, AsyncCopyOp, AsyncCommitOp,
                    AsyncWaitOp>(op)) {
       op->emitOpError("is not available on AMD targets (their description "
@@ -361,11 +325,11 @@ LogicalResult lowerPrimitives(ModuleOp module, int32_t threads,
       shfl.erase();
     } else if (auto rmw = dyn_cast<kiln::gpu::AtomicRMWOp>(op)) {
       rmw.replaceAllUsesWith(lowerAtomicRMW(
-          b, rmw, globalPtr(b, loc, rmw.getAddr()), kAgentScope));
+          b, rmw, globalPointer(b, loc, rmw.getAddr()), kAgentScope));
       rmw.erase();
     } else if (auto cas = dyn_cast<kiln::gpu::AtomicCASOp>(op)) {
       cas.replaceAllUsesWith(lowerAtomicCAS(
-          b, cas, globalPtr(b, loc, cas.getAddr()), kAgentScope));
+          b, cas, globalPointer(b, loc, cas.getAddr()), kAgentScope));
       cas.erase();
     } else if (auto pf = dyn_cast<PrintfOp>(op)) {
       auto fn = pf->getParentOfType<func::FuncOp>();
@@ -434,14 +398,7 @@ struct ConvertKilnGPUToROCDLPass
       fn->setAttr("rocdl.reqd_work_group_size",
                   DenseI32ArrayAttr::get(ctx, {threads, 1, 1}));
     }
-    {
-      // LDS: one extern array, sized at launch (dynamic LDS).
-      OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-      auto arrayTy = LLVM::LLVMArrayType::get(b.getI8Type(), 0);
-      LLVM::GlobalOp::create(b, module.getLoc(), arrayTy, /*isConstant=*/false,
-                             LLVM::Linkage::External, kSharedSymbol,
-                             Attribute(), /*alignment=*/16, kShared);
-    }
+    declareDynamicShared(module);
 
     if (failed(lowerPrimitives(module, threads, target->warpSize)))
       return signalPassFailure();

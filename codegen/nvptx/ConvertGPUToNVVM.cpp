@@ -49,8 +49,6 @@ using namespace kiln::gpu;
 
 namespace {
 
-constexpr unsigned kGlobal = 1, kShared = 3;
-constexpr llvm::StringLiteral kSharedSymbol = "kiln_shared";
 
 Value i32Const(OpBuilder &b, Location loc, int32_t v) {
   return llvmI32(b, loc, v);
@@ -59,23 +57,6 @@ Value i32Const(OpBuilder &b, Location loc, int32_t v) {
 //===----------------------------------------------------------------------===//
 // Step 1: primitives (scf.if for masks, so that step 2 makes branches)
 //===----------------------------------------------------------------------===//
-
-Value globalPtr(OpBuilder &b, Location loc, Value addr) {
-  return LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext(), kGlobal), addr);
-}
-
-/// Address of byte `offset` of a shared buffer.
-Value sharedPtr(OpBuilder &b, Location loc, Value buffer, Value offset) {
-  auto alloc = buffer.getDefiningOp<SharedAllocOp>();
-  assert(alloc && alloc.getOffset() && "buffers are allocated first");
-  auto ptrTy = LLVM::LLVMPointerType::get(b.getContext(), kShared);
-  Value base = LLVM::AddressOfOp::create(b, loc, ptrTy, kSharedSymbol);
-  Value total = LLVM::AddOp::create(
-      b, loc, offset, i32Const(b, loc, int32_t(*alloc.getOffset())));
-  return LLVM::GEPOp::create(b, loc, ptrTy, b.getI8Type(), base,
-                             ValueRange{total});
-}
 
 /// One 32-bit `shfl.sync` over the full warp.
 Value shfl32(OpBuilder &b, Location loc, NVVM::ShflKind kind, Value v,
@@ -180,7 +161,7 @@ Value lowerLoadMatrix(OpBuilder &b, Location loc, SharedLoadMatrixOp op) {
                         : Type(LLVM::LLVMStructType::getLiteral(
                               b.getContext(), SmallVector<Type>(count, i32)));
   Value loaded = NVVM::LdMatrixOp::create(
-      b, loc, res, sharedPtr(b, loc, op.getBuffer(), op.getOffset()), count,
+      b, loc, res, sharedPointer(b, loc, op.getBuffer(), op.getOffset()), count,
       op.getTranspose() ? NVVM::MMALayout::col : NVVM::MMALayout::row,
       NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
       NVVM::LdStMatrixEltType::B16);
@@ -223,6 +204,8 @@ LogicalResult lowerPrimitives(ModuleOp module) {
   auto result = module.walk([&](Operation *op) -> WalkResult {
     OpBuilder b(op);
     Location loc = op->getLoc();
+    if (lowerMemoryAccess(b, op))
+      return WalkResult::advance();
     if (auto id = dyn_cast<HwIdOp>(op)) {
       Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
       Value v = tid;
@@ -250,26 +233,6 @@ LogicalResult lowerPrimitives(ModuleOp module) {
       }
       np.replaceAllUsesWith(v);
       np.erase();
-    } else if (auto load = dyn_cast<GlobalLoadOp>(op)) {
-      load.replaceAllUsesWith(
-          lowerGlobalLoad(b, load, globalPtr(b, loc, load.getAddr())));
-      load.erase();
-    } else if (auto store = dyn_cast<GlobalStoreOp>(op)) {
-      lowerGlobalStore(b, store, globalPtr(b, loc, store.getAddr()));
-      store.erase();
-    } else if (auto sl = dyn_cast<SharedLoadOp>(op)) {
-      VectorType vt = sl.getType();
-      Value v = LLVM::LoadOp::create(
-          b, loc, vt, sharedPtr(b, loc, sl.getBuffer(), sl.getOffset()),
-          vt.getElementTypeBitWidth() / 8);
-      sl.replaceAllUsesWith(v);
-      sl.erase();
-    } else if (auto ss = dyn_cast<SharedStoreOp>(op)) {
-      auto vt = cast<VectorType>(ss.getValue().getType());
-      LLVM::StoreOp::create(b, loc, ss.getValue(),
-                            sharedPtr(b, loc, ss.getBuffer(), ss.getOffset()),
-                            vt.getElementTypeBitWidth() / 8);
-      ss.erase();
     } else if (auto lm = dyn_cast<SharedLoadMatrixOp>(op)) {
       lm.replaceAllUsesWith(lowerLoadMatrix(b, loc, lm));
       lm.erase();
@@ -282,8 +245,8 @@ LogicalResult lowerPrimitives(ModuleOp module) {
         srcSize = arith::SelectOp::create(b, loc, m, i32Const(b, loc, size),
                                           i32Const(b, loc, 0));
       NVVM::CpAsyncOp::create(
-          b, loc, sharedPtr(b, loc, cp.getBuffer(), cp.getOffset()),
-          globalPtr(b, loc, cp.getAddr()), b.getI32IntegerAttr(size),
+          b, loc, sharedPointer(b, loc, cp.getBuffer(), cp.getOffset()),
+          globalPointer(b, loc, cp.getAddr()), b.getI32IntegerAttr(size),
           NVVM::LoadCacheModifierKindAttr::get(
               b.getContext(), size == 16 ? NVVM::LoadCacheModifierKind::CG
                                          : NVVM::LoadCacheModifierKind::CA),
@@ -303,11 +266,11 @@ LogicalResult lowerPrimitives(ModuleOp module) {
       shfl.erase();
     } else if (auto rmw = dyn_cast<kiln::gpu::AtomicRMWOp>(op)) {
       rmw.replaceAllUsesWith(lowerAtomicRMW(
-          b, rmw, globalPtr(b, loc, rmw.getAddr()), kDeviceScope));
+          b, rmw, globalPointer(b, loc, rmw.getAddr()), kDeviceScope));
       rmw.erase();
     } else if (auto cas = dyn_cast<kiln::gpu::AtomicCASOp>(op)) {
       cas.replaceAllUsesWith(lowerAtomicCAS(
-          b, cas, globalPtr(b, loc, cas.getAddr()), kDeviceScope));
+          b, cas, globalPointer(b, loc, cas.getAddr()), kDeviceScope));
       cas.erase();
     } else if (auto pf = dyn_cast<PrintfOp>(op)) {
       lowerPrintf(b, loc, pf, module, printfCounter);
@@ -402,13 +365,7 @@ struct ConvertKilnGPUToNVVMPass
       fn->setAttr("nvvm.maxntid",
                   DenseI32ArrayAttr::get(ctx, {threads, 1, 1}));
     }
-    {
-      OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-      auto arrayTy = LLVM::LLVMArrayType::get(b.getI8Type(), 0);
-      LLVM::GlobalOp::create(b, module.getLoc(), arrayTy, /*isConstant=*/false,
-                             LLVM::Linkage::External, kSharedSymbol,
-                             Attribute(), /*alignment=*/16, kShared);
-    }
+    declareDynamicShared(module);
 
     if (failed(lowerPrimitives(module)))
       return signalPassFailure();

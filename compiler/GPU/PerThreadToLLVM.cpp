@@ -127,6 +127,60 @@ Value kiln::gpu::lowerAtomicCAS(OpBuilder &b, AtomicCASOp op, Value ptr,
   return type.isInteger() ? old : LLVM::BitcastOp::create(b, loc, type, old);
 }
 
+/// The dynamic shared array's symbol (declareDynamicShared).
+static constexpr llvm::StringLiteral kSharedSymbol = "kiln_shared";
+
+Value kiln::gpu::globalPointer(OpBuilder &b, Location loc, Value addr) {
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), kGlobalAddressSpace),
+      addr);
+}
+
+Value kiln::gpu::sharedPointer(OpBuilder &b, Location loc, Value buffer,
+                               Value offset) {
+  auto alloc = buffer.getDefiningOp<SharedAllocOp>();
+  assert(alloc && alloc.getOffset() && "buffers are allocated first");
+  auto ptrTy = LLVM::LLVMPointerType::get(b.getContext(), kSharedAddressSpace);
+  Value base = LLVM::AddressOfOp::create(b, loc, ptrTy, kSharedSymbol);
+  Value total = LLVM::AddOp::create(
+      b, loc, offset, llvmI32(b, loc, int32_t(*alloc.getOffset())));
+  return LLVM::GEPOp::create(b, loc, ptrTy, b.getI8Type(), base,
+                             ValueRange{total});
+}
+
+void kiln::gpu::declareDynamicShared(ModuleOp module) {
+  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+  auto arrayTy = LLVM::LLVMArrayType::get(b.getI8Type(), 0);
+  LLVM::GlobalOp::create(b, module.getLoc(), arrayTy, /*isConstant=*/false,
+                         LLVM::Linkage::External, kSharedSymbol, Attribute(),
+                         /*alignment=*/16, kSharedAddressSpace);
+}
+
+bool kiln::gpu::lowerMemoryAccess(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  if (auto load = dyn_cast<GlobalLoadOp>(op)) {
+    load.replaceAllUsesWith(
+        lowerGlobalLoad(b, load, globalPointer(b, loc, load.getAddr())));
+  } else if (auto store = dyn_cast<GlobalStoreOp>(op)) {
+    lowerGlobalStore(b, store, globalPointer(b, loc, store.getAddr()));
+  } else if (auto sl = dyn_cast<SharedLoadOp>(op)) {
+    VectorType vt = sl.getType();
+    Value v = LLVM::LoadOp::create(
+        b, loc, vt, sharedPointer(b, loc, sl.getBuffer(), sl.getOffset()),
+        vt.getElementTypeBitWidth() / 8);
+    sl.replaceAllUsesWith(v);
+  } else if (auto ss = dyn_cast<SharedStoreOp>(op)) {
+    auto vt = cast<VectorType>(ss.getValue().getType());
+    LLVM::StoreOp::create(b, loc, ss.getValue(),
+                          sharedPointer(b, loc, ss.getBuffer(), ss.getOffset()),
+                          vt.getElementTypeBitWidth() / 8);
+  } else {
+    return false;
+  }
+  op->erase();
+  return true;
+}
+
 std::pair<Value, Value> kiln::gpu::buildPrintfArgs(OpBuilder &b, PrintfOp op,
                                                    ModuleOp module,
                                                    unsigned &counter) {

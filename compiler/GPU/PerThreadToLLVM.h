@@ -2,7 +2,8 @@
 //
 // What every consumer of the GPU stage's per-thread form does the same way
 // when it lowers to the LLVM dialect (codegen/nvptx for NVIDIA GPUs,
-// codegen/emu for the CPU emulator): masked global accesses, atomics, the
+// codegen/amdgpu for AMD GPUs, codegen/emu for the CPU emulator): global and
+// shared memory accesses (the GPUs'), masked accesses, atomics, the
 // packing of printf arguments, and — once the backend has mapped the
 // kiln_gpu primitives — the conversion of arith, math, vector, scf, cf and
 // func to LLVM. The pointers given to these helpers are the backend's
@@ -22,6 +23,26 @@ namespace kiln::gpu {
 
 /// An i32 LLVM constant.
 mlir::Value llvmI32(mlir::OpBuilder &b, mlir::Location loc, int32_t v);
+
+/// The address spaces of global and shared memory, numbered alike by the
+/// NVPTX and AMDGPU targets.
+constexpr unsigned kGlobalAddressSpace = 1, kSharedAddressSpace = 3;
+
+/// The pointer to a 64-bit global address (a kernel's pointers are passed
+/// as integers).
+mlir::Value globalPointer(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value addr);
+/// The address of byte `offset` of a shared buffer (its allocation's offset
+/// into the dynamic shared array declareDynamicShared makes).
+mlir::Value sharedPointer(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value buffer, mlir::Value offset);
+/// Declares the module's dynamic shared memory (LDS): one external,
+/// 16-byte aligned byte array, sized at launch.
+void declareDynamicShared(mlir::ModuleOp module);
+/// Lowers kiln_gpu.load, store, shared_load and shared_store, which both
+/// GPU targets map alike (through globalPointer and sharedPointer), and
+/// erases `op`; false (nothing done) for any other op.
+bool lowerMemoryAccess(mlir::OpBuilder &b, mlir::Operation *op);
 
 /// `mask ? body() : otherwise()` as an `scf.if` yielding `type`, or just
 /// body() without a mask.

@@ -163,3 +163,30 @@ module attributes {kiln_gpu.target = "gfx942", kiln_gpu.warps = 4 : i32} {
     return
   }
 }
+
+// -----
+
+// A shuffle of a vector built by insert_strided_slice reads its elements
+// straight from the inserted parts (convertPerThreadToLLVM,
+// ShuffleThroughInserts): the wide vector is never built, so no 8-lane
+// value and no shuffle remain.
+// CHECK-LABEL: llvm.func @fragments(
+// CHECK-SAME: %[[A:[^:]+]]: vector<1xf32>, %[[B:[^:]+]]: vector<2xf32>,
+// CHECK-NOT: vector<8xf32>
+// CHECK-NOT: llvm.shufflevector
+// CHECK-DAG: llvm.extractelement %[[B]]
+// CHECK-DAG: llvm.extractelement %[[A]]
+// CHECK: llvm.insertelement
+// CHECK: llvm.insertelement
+// CHECK-NOT: vector<8xf32>
+// CHECK: llvm.store {{.*}} : vector<2xf32>, !llvm.ptr<1>
+module attributes {kiln_gpu.target = "gfx942", kiln_gpu.warps = 4 : i32} {
+  func.func @fragments(%a: vector<1xf32>, %b: vector<2xf32>, %p: i64) attributes {kiln.kernel} {
+    %z = arith.constant dense<0.0> : vector<8xf32>
+    %w0 = vector.insert_strided_slice %a, %z {offsets = [3], strides = [1]} : vector<1xf32> into vector<8xf32>
+    %w1 = vector.insert_strided_slice %b, %w0 {offsets = [5], strides = [1]} : vector<2xf32> into vector<8xf32>
+    %f = vector.shuffle %w1, %w1 [6, 3] : vector<8xf32>, vector<8xf32>
+    kiln_gpu.store %p, %f alignment 8 : vector<2xf32>
+    return
+  }
+}
