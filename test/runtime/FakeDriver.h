@@ -2,7 +2,7 @@
 //
 // What the CUDA and HIP device tests share: the fake drivers' hooks
 // (FakeCuda.h), environment variables set for a scope, fake code objects,
-// and a fixture that opens a device with a stream and moves data.
+// and a fixture over TestUtil.h's DeviceTest.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_TEST_RUNTIME_FAKEDRIVER_H
@@ -74,49 +74,15 @@ inline std::string fakeImage(const std::vector<std::string> &Functions,
   return Out + "END\n";
 }
 
-/// A device of a fake driver, with a stream.
-class FakeDriverTest : public ::testing::Test {
+/// A device of a fake driver, with a stream (DeviceTest::open) and the
+/// fake's hooks.
+class FakeDriverTest : public DeviceTest {
 protected:
   explicit FakeDriverTest(const char *FakePath) : Hooks(FakePath) {}
 
   void SetUp() override {
     ASSERT_TRUE(Hooks.Handle) << dlerror();
     ASSERT_TRUE(Hooks.LastLaunch && Hooks.LaunchCount && Hooks.Live);
-  }
-
-  /// Opens `Spec` on the fake, with a stream.
-  void open(const char *Spec) {
-    auto D = rt::Device::open(Spec);
-    ASSERT_TRUE(D) << D.error().message();
-    Dev.emplace(*D);
-    auto S = Dev->createStream();
-    ASSERT_TRUE(S) << S.error().message();
-    Str.emplace(std::move(*S));
-  }
-
-  rt::Expected<rt::Module> load(const BundleSpec &Spec) {
-    std::string Bytes = buildBundle(Spec);
-    return Dev->loadModuleMemory(Bytes.data(), Bytes.size(), "test.kpack");
-  }
-
-  template <typename T> rt::Buffer upload(const std::vector<T> &Data) {
-    auto B = Dev->allocate(Data.size() * sizeof(T));
-    EXPECT_TRUE(B) << B.error().message();
-    if (!B)
-      return rt::Buffer();
-    rt::Error E =
-        Str->copyToDevice(*B, 0, Data.data(), Data.size() * sizeof(T));
-    EXPECT_FALSE(E) << E.message();
-    return std::move(*B);
-  }
-
-  template <typename T> std::vector<T> download(const rt::Buffer &B) {
-    std::vector<T> Out(B.size() / sizeof(T));
-    rt::Error E = Str->copyToHost(Out.data(), B, 0, Out.size() * sizeof(T));
-    EXPECT_FALSE(E) << E.message();
-    E = Str->synchronize();
-    EXPECT_FALSE(E) << E.message();
-    return Out;
   }
 
   KilnFakeLaunch lastLaunch() {
@@ -126,8 +92,6 @@ protected:
   }
 
   FakeHooks Hooks;
-  std::optional<rt::Device> Dev;
-  std::optional<rt::Stream> Str;
 };
 
 } // namespace kiln::test

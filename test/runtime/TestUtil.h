@@ -14,12 +14,13 @@
 
 namespace kiln::test {
 
-/// A fixture with the host device, a stream, and helpers to load bundles
-/// and move data.
-class HostTest : public ::testing::Test {
+/// A fixture with a device, a stream, and helpers to load bundles and move
+/// data.
+class DeviceTest : public ::testing::Test {
 protected:
-  void SetUp() override {
-    auto D = rt::Device::open("host");
+  /// Opens `Spec`, with a stream.
+  void open(const char *Spec) {
+    auto D = rt::Device::open(Spec);
     ASSERT_TRUE(D) << D.error().message();
     Dev.emplace(*D);
     auto S = Dev->createStream();
@@ -53,6 +54,12 @@ protected:
 
   std::optional<rt::Device> Dev;
   std::optional<rt::Stream> Str;
+};
+
+/// The host device, with a stream.
+class HostTest : public DeviceTest {
+protected:
+  void SetUp() override { open("host"); }
 };
 
 /// A fresh temporary directory, removed at exit of the test process.

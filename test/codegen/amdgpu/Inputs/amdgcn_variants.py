@@ -20,10 +20,14 @@ or, for the kernels named by --matrix (prefixes of the entry before
 variant fails.
 """
 import argparse
+import os
 import re
 import sys
 
-HEADER = re.compile(r"^(?://|;) kernel (\S+) \((.*)\) for (\S+)$")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "Inputs"))
+from multivariant import split  # noqa: E402
+
 IR_DECLARE = re.compile(r"^declare .*@([\w.$]+)\(")
 IR_KERNEL = re.compile(r"^define amdgpu_kernel ")
 IR_MATRIX = re.compile(r"@llvm\.amdgcn\.(mfma|wmma|smfmac)")
@@ -39,17 +43,6 @@ MATRIX = re.compile(r"^\s*(v_mfma|v_wmma|v_smfmac)")
 ALLOWED_EXTERNAL = ("kiln_shared",)
 
 
-def split(path):
-    variants, current = [], None
-    with open(path) as f:
-        for line in f:
-            m = HEADER.match(line.rstrip("\n"))
-            if m:
-                current = {"entry": m.group(1), "arch": m.group(3), "lines": []}
-                variants.append(current)
-            if current is not None:
-                current["lines"].append(line)
-    return variants
 
 
 def check_ir(variant, matrix_kernels):

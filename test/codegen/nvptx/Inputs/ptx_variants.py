@@ -18,20 +18,12 @@ import subprocess
 import sys
 import tempfile
 
-HEADER = re.compile(r"^// kernel (\S+) \((.*)\) for (\S+)$")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "Inputs"))
+from multivariant import split  # noqa: E402
 
 
-def split(path):
-    variants, current = [], None
-    with open(path) as f:
-        for line in f:
-            m = HEADER.match(line.rstrip("\n"))
-            if m:
-                current = {"entry": m.group(1), "arch": m.group(3), "lines": []}
-                variants.append(current)
-            if current is not None:
-                current["lines"].append(line)
-    return variants
+
 
 
 def assemble(ptxas, variant, tmp):
