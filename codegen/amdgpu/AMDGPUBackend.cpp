@@ -132,36 +132,9 @@ int64_t wavesPerSimd(const kiln::gpu::GPUTarget &t, const KernelResources &r,
   return std::max<int64_t>(0, std::min(byRegs, byLds));
 }
 
-class AMDGPUBackend : public kiln::TargetBackend {
+class AMDGPUBackend : public kiln::gpu::GPUBackend {
 public:
   llvm::StringRef getName() const override { return "amdgpu"; }
-
-  bool handlesArch(llvm::StringRef arch) const override {
-    kiln::amdgpu::registerAMDGPUTargets();
-    const kiln::gpu::GPUTarget *t = kiln::gpu::lookupGPUTarget(arch);
-    return t && t->backend == "amdgpu";
-  }
-
-  llvm::Expected<kiln::CodeObject> compile(ModuleOp variant,
-                                           llvm::StringRef arch,
-                                           llvm::StringRef entry) override {
-    llvm::Expected<kiln::gpu::VariantImages> images =
-        compileOne(variant, arch, entry);
-    if (!images)
-      return images.takeError();
-    return std::move(images->images.front());
-  }
-
-  /// The code object of the variant and, when the assumptions change its
-  /// code, of its fast path (as for NVIDIA).
-  llvm::Expected<std::vector<kiln::CodeObject>>
-  compileImages(ModuleOp variant, llvm::StringRef arch,
-                llvm::StringRef entry) override {
-    return kiln::gpu::compileWithFastPath(
-        variant, entry, [&](ModuleOp m, llvm::StringRef e) {
-          return compileOne(m, arch, e);
-        });
-  }
 
   std::vector<std::string> getStages() const override {
     return {"gpu", "llvm", "amdgcn", "hsaco"};
@@ -227,9 +200,15 @@ private:
                                   gpuOnly ? nullptr : passes);
   }
 
+protected:
+  void registerTargets() const override {
+    kiln::amdgpu::registerAMDGPUTargets();
+  }
+
   /// The code object for `entry`; its optimized LLVM IR identifies the code.
   llvm::Expected<kiln::gpu::VariantImages>
-  compileOne(ModuleOp variant, llvm::StringRef arch, llvm::StringRef entry) {
+  compileOne(ModuleOp variant, llvm::StringRef arch,
+             llvm::StringRef entry) override {
     llvm::Expected<kiln::gpu::StagedVariant> lowered =
         lower(variant, arch, entry, false);
     if (!lowered)

@@ -87,39 +87,9 @@ PtxasReport parsePtxasReport(llvm::StringRef text) {
   return r;
 }
 
-class NVPTXBackend : public kiln::TargetBackend {
+class NVPTXBackend : public kiln::gpu::GPUBackend {
 public:
   llvm::StringRef getName() const override { return "nvptx"; }
-
-  bool handlesArch(llvm::StringRef arch) const override {
-    kiln::nvptx::registerNVPTXTargets();
-    const kiln::gpu::GPUTarget *t = kiln::gpu::lookupGPUTarget(arch);
-    return t && t->backend == "nvptx";
-  }
-
-  llvm::Expected<kiln::CodeObject> compile(ModuleOp variant,
-                                           llvm::StringRef arch,
-                                           llvm::StringRef entry) override {
-    llvm::Expected<kiln::gpu::VariantImages> objects =
-        compileOne(variant, arch, entry);
-    if (!objects)
-      return objects.takeError();
-    return std::move(objects->images.front());
-  }
-
-  /// The PTX (and the cubin when ptxas is there) of the variant, then the
-  /// same for the fast path: every pointer parameter without `@align`
-  /// assumed 16-byte aligned and every integer parameter without `@div`
-  /// assumed a multiple of 16, as Triton specializes at launch. The fast
-  /// path is dropped when it compiles to the same PTX.
-  llvm::Expected<std::vector<kiln::CodeObject>>
-  compileImages(ModuleOp variant, llvm::StringRef arch,
-                llvm::StringRef entry) override {
-    return kiln::gpu::compileWithFastPath(
-        variant, entry, [&](ModuleOp m, llvm::StringRef e) {
-          return compileOne(m, arch, e);
-        });
-  }
 
   std::vector<std::string> getStages() const override {
     return {"gpu", "llvm", "ptx", "cubin"};
@@ -185,10 +155,16 @@ private:
         gpuOnly ? nullptr : passes);
   }
 
+protected:
+  void registerTargets() const override {
+    kiln::nvptx::registerNVPTXTargets();
+  }
+
   /// One PTX image (and a cubin when ptxas is found) for `entry`; the PTX
   /// identifies the code.
   llvm::Expected<kiln::gpu::VariantImages>
-  compileOne(ModuleOp variant, llvm::StringRef arch, llvm::StringRef entry) {
+  compileOne(ModuleOp variant, llvm::StringRef arch,
+             llvm::StringRef entry) override {
     llvm::Expected<kiln::gpu::StagedVariant> lowered = lower(variant, arch, entry, false);
     if (!lowered)
       return lowered.takeError();

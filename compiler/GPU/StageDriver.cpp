@@ -137,3 +137,27 @@ kiln::gpu::compileWithFastPath(ModuleOp variant, llvm::StringRef entry,
   }
   return images;
 }
+
+bool kiln::gpu::GPUBackend::handlesArch(llvm::StringRef arch) const {
+  registerTargets();
+  const GPUTarget *t = lookupGPUTarget(arch);
+  return t && t->backend == getName();
+}
+
+llvm::Expected<kiln::CodeObject>
+kiln::gpu::GPUBackend::compile(ModuleOp variant, llvm::StringRef arch,
+                               llvm::StringRef entry) {
+  llvm::Expected<VariantImages> images = compileOne(variant, arch, entry);
+  if (!images)
+    return images.takeError();
+  return std::move(images->images.front());
+}
+
+llvm::Expected<std::vector<kiln::CodeObject>>
+kiln::gpu::GPUBackend::compileImages(ModuleOp variant, llvm::StringRef arch,
+                                     llvm::StringRef entry) {
+  return compileWithFastPath(variant, entry,
+                             [&](ModuleOp m, llvm::StringRef e) {
+                               return compileOne(m, arch, e);
+                             });
+}

@@ -1,6 +1,6 @@
 //===- StageDriver.h - A variant through the GPU stage ----------*- C++ -*-===//
 //
-// What every GPU backend (codegen/nvptx, codegen/emu, later codegen/amdgpu)
+// What every GPU backend (codegen/nvptx, codegen/amdgpu, codegen/emu)
 // does with a variant before its own lowering: clone it, name its kernel,
 // check the threads per program against the target, run the GPU stage,
 // read the warps and shared memory it decided and check those too (a
@@ -11,6 +11,7 @@
 #ifndef KILN_COMPILER_GPU_STAGEDRIVER_H
 #define KILN_COMPILER_GPU_STAGEDRIVER_H
 
+#include "compiler/Target/TargetBackend.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Pass/PassManager.h"
@@ -65,6 +66,30 @@ using CodeOfFn = llvm::function_ref<llvm::Expected<std::string>(
 llvm::Expected<std::vector<CodeObject>>
 compileWithFastPath(mlir::ModuleOp variant, llvm::StringRef entry,
                     CompileOneFn compileOne, CodeOfFn codeOf = nullptr);
+
+/// What the GPU backends that compile a variant to one code object per
+/// entry share (codegen/nvptx, codegen/amdgpu): they handle the archs whose
+/// target description names them as its backend, and compile a variant
+/// through their compileOne, its fast path through compileWithFastPath.
+class GPUBackend : public TargetBackend {
+public:
+  bool handlesArch(llvm::StringRef arch) const override;
+  llvm::Expected<CodeObject> compile(mlir::ModuleOp variant,
+                                     llvm::StringRef arch,
+                                     llvm::StringRef entry) override;
+  llvm::Expected<std::vector<CodeObject>>
+  compileImages(mlir::ModuleOp variant, llvm::StringRef arch,
+                llvm::StringRef entry) override;
+
+protected:
+  /// Registers the backend's target descriptions (once).
+  virtual void registerTargets() const = 0;
+  /// The images of `variant` for `arch` with its kernel named `entry`, and
+  /// the text that identifies their code.
+  virtual llvm::Expected<VariantImages>
+  compileOne(mlir::ModuleOp variant, llvm::StringRef arch,
+             llvm::StringRef entry) = 0;
+};
 
 } // namespace kiln::gpu
 
