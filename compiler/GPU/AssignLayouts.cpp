@@ -261,6 +261,19 @@ private:
     return false;
   }
 
+  /// Whether, within one warp, a result of `shape` computed with `instr`
+  /// (transposed or not) is operand A of a product with the same
+  /// instruction (K = the result's columns) without data movement between
+  /// lanes: a property of the instruction's fragments.
+  bool resultIsOperandA(const MatrixInstr &instr, bool transposed,
+                        ArrayRef<int64_t> shape) {
+    auto mma = MmaAttr::get(ctx, instr.name, {1, 1}, transposed);
+    return getRegisterPermutation(mma.toLinearLayout(shape),
+                                  OperandAttr::get(ctx, 0, mma)
+                                      .toLinearLayout(shape))
+        .has_value();
+  }
+
   /// The accumulator layout of the target's matrix instruction for `dot`
   /// (warps along M first, then N; as many along M as there are instruction
   /// rows when the rows should stay whole per warp), or null when there is
@@ -280,8 +293,21 @@ private:
     int32_t wm = 1, wn = 1;
     if (keepsRowsInWarps(dot)) {
       // As many warps along M as there are instruction rows, the rest on N.
-      int32_t rowsOfWarps = int32_t(std::min<int64_t>(warps, m / instr->m));
-      return MmaAttr::get(ctx, instr->name, {rowsOfWarps, warps / rowsOfWarps});
+      auto rowsInWarps = [&](bool transposed) {
+        int32_t rows = transposed ? instr->n : instr->m;
+        int32_t rowsOfWarps = int32_t(std::min<int64_t>(warps, m / rows));
+        return MmaAttr::get(ctx, instr->name,
+                            {rowsOfWarps, warps / rowsOfWarps}, transposed);
+      };
+      // The result becomes the next product's operand A (or is reduced
+      // along its rows). Where the instruction's accumulator fragment is
+      // not already the A fragment (NVIDIA's is; AMD's MFMA and WMMA hold
+      // a column per lane), compute the product transposed: a row per
+      // lane, in the A operand's registers for MFMA.
+      if (instr->n <= m && instr->m <= n &&
+          !resultIsOperandA(*instr, false, c.getShape()))
+        return rowsInWarps(true);
+      return rowsInWarps(false);
     }
     while (wm * wn < warps) {
       int64_t tilesM = m / (instr->m * wm), tilesN = n / (instr->n * wn);
@@ -292,7 +318,7 @@ private:
       else
         wm *= 2; // more warps than tiles: copies along M
     }
-    return MmaAttr::get(ctx, instr->name, {wm, wn});
+    return MmaAttr::get(ctx, instr->name, {wm, wn}, /*transposed=*/false);
   }
 
   /// Pushes `layout` (wanted for `v`) to the operands of v's producer; a
@@ -318,6 +344,16 @@ private:
         anchor(forOp.getRegionIterArgs()[i], layout);
         continue;
       }
+      if (auto ifOp = v.getDefiningOp<scf::IfOp>()) {
+        // Each branch computes the result in the layout wanted of it (the
+        // ragged-block mask of attention's scores is built in the
+        // operand layout instead of converted twice).
+        unsigned i = cast<OpResult>(v).getResultNumber();
+        for (Region *r : {&ifOp.getThenRegion(), &ifOp.getElseRegion()})
+          if (!r->empty())
+            anchor(r->front().getTerminator()->getOperand(i), layout);
+        continue;
+      }
       Operation *def = v.getDefiningOp();
       if (!def)
         continue;
@@ -330,6 +366,65 @@ private:
                  SliceAttr::get(ctx, expand.getAxis(), dist));
       }
     }
+  }
+
+  /// The blocked layout that holds the result of a transpose or of a
+  /// reshape that only adds or drops unit dimensions in the registers,
+  /// lanes and warps that held the operand's elements; null when the
+  /// operand is not blocked or the reshape regroups elements.
+  BlockedAttr relabelledBlocked(Operation *op) {
+    auto src = dyn_cast_or_null<BlockedAttr>(lookup(op->getOperand(0)));
+    if (!src)
+      return {};
+    ArrayRef<int32_t> spt = src.getSizePerThread(),
+                      tpw = src.getThreadsPerWarp(),
+                      wpb = src.getWarpsPerBlock(), order = src.getOrder();
+    if (auto trans = dyn_cast<kiln::TransOp>(op)) {
+      // Result dim i is source dim perm[i].
+      ArrayRef<int32_t> perm = trans.getOrder();
+      SmallVector<int32_t, 3> s2, t2, w2, o2, inverse(perm.size());
+      for (auto [i, d] : llvm::enumerate(perm)) {
+        s2.push_back(spt[d]);
+        t2.push_back(tpw[d]);
+        w2.push_back(wpb[d]);
+        inverse[d] = int32_t(i);
+      }
+      for (int32_t d : order)
+        o2.push_back(inverse[d]);
+      return BlockedAttr::get(ctx, s2, t2, w2, o2);
+    }
+    // Reshape: the non-unit dimensions, in order, must stay the same.
+    auto srcShape = cast<RankedTensorType>(op->getOperand(0).getType()).getShape();
+    auto dstShape = cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+    SmallVector<int64_t, 3> srcDims, dstDims; // the non-unit dimensions
+    for (auto [d, n] : llvm::enumerate(srcShape)) {
+      if (n != 1)
+        srcDims.push_back(int64_t(d));
+      else if (tpw[d] != 1 || wpb[d] != 1)
+        return {}; // lanes or warps hold copies along a dimension dropped
+    }
+    for (auto [d, n] : llvm::enumerate(dstShape))
+      if (n != 1)
+        dstDims.push_back(int64_t(d));
+    if (srcDims.size() != dstDims.size())
+      return {};
+    SmallVector<int32_t, 3> s2(dstShape.size(), 1), t2(dstShape.size(), 1),
+        w2(dstShape.size(), 1), srcOf(srcShape.size(), -1), o2;
+    for (auto [sd, dd] : llvm::zip(srcDims, dstDims)) {
+      if (srcShape[sd] != dstShape[dd])
+        return {};
+      s2[dd] = spt[sd];
+      t2[dd] = tpw[sd];
+      w2[dd] = wpb[sd];
+      srcOf[sd] = int32_t(dd);
+    }
+    for (int32_t d : order)
+      if (srcOf[d] >= 0)
+        o2.push_back(srcOf[d]);
+    for (auto [d, n] : llvm::enumerate(dstShape))
+      if (n == 1)
+        o2.push_back(int32_t(d));
+    return BlockedAttr::get(ctx, s2, t2, w2, o2);
   }
 
   /// Layout of an already assigned tile value, else null.
@@ -395,6 +490,14 @@ private:
       }
       if (isa<kiln::DotOp>(op))
         return WalkResult::advance(); // anchored: every dot has a layout
+      if (isa<kiln::ReshapeOp, kiln::TransOp>(op)) {
+        // The same distribution of the elements, relabelled, where a
+        // blocked layout can say it (no data moves); else the default.
+        auto type = cast<RankedTensorType>(op->getResult(0).getType());
+        Attribute l = relabelledBlocked(op);
+        setIfUnset(op->getResult(0), l ? l : defaultLayout(type));
+        return WalkResult::advance();
+      }
 
       for (Value res : op->getResults()) {
         auto type = dyn_cast<RankedTensorType>(res.getType());

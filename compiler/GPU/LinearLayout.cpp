@@ -6,6 +6,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cassert>
+#include <map>
 
 using namespace kiln::gpu;
 using llvm::ArrayRef;
@@ -620,4 +621,37 @@ std::string LinearLayout::str() const {
     s += o.name + " = " + std::to_string(o.size);
   }
   return s;
+}
+
+std::optional<llvm::SmallVector<int64_t>>
+kiln::gpu::getRegisterPermutation(const LinearLayout &srcL,
+                                  const LinearLayout &dstL) {
+  size_t outs = dstL.getOutDims().size();
+  auto part = [&](const LinearLayout &l, llvm::StringRef in, int32_t v) {
+    return l.hasInDim(in) ? l.apply({{in, v}})
+                          : LinearLayout::Basis(outs, 0);
+  };
+  for (llvm::StringRef hw : {dims::kLane, dims::kWarp}) {
+    int bits = std::max(dstL.hasInDim(hw) ? dstL.getInDimSizeLog2(hw) : 0,
+                        srcL.hasInDim(hw) ? srcL.getInDimSizeLog2(hw) : 0);
+    for (int bit = 0; bit < bits; ++bit)
+      if (part(dstL, hw, int32_t(1) << bit) !=
+          part(srcL, hw, int32_t(1) << bit))
+        return std::nullopt;
+  }
+  std::map<LinearLayout::Basis, int64_t> srcRegs;
+  int32_t srcN = srcL.hasInDim(dims::kRegister)
+                     ? srcL.getInDimSize(dims::kRegister) : 1;
+  for (int32_t r = 0; r < srcN; ++r)
+    srcRegs.insert({part(srcL, dims::kRegister, r), r});
+  llvm::SmallVector<int64_t> mask;
+  int32_t dstN = dstL.hasInDim(dims::kRegister)
+                     ? dstL.getInDimSize(dims::kRegister) : 1;
+  for (int32_t r = 0; r < dstN; ++r) {
+    auto it = srcRegs.find(part(dstL, dims::kRegister, r));
+    if (it == srcRegs.end())
+      return std::nullopt;
+    mask.push_back(it->second);
+  }
+  return mask;
 }

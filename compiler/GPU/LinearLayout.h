@@ -236,6 +236,15 @@ private:
   llvm::SmallVector<OutDim, 3> outs;
 };
 
+/// A layout conversion from `src` to `dst` (two layouts of one tile over
+/// `register`, `lane`, `warp`) that moves no data between threads: when
+/// each lane and warp bit moves both layouts' coordinates alike (lanes
+/// holding copies included) and every register's part of the dst
+/// coordinates is some src register's part, the src register each dst
+/// register takes; nullopt otherwise.
+std::optional<llvm::SmallVector<int64_t>>
+getRegisterPermutation(const LinearLayout &src, const LinearLayout &dst);
+
 } // namespace kiln::gpu
 
 #endif // KILN_COMPILER_GPU_LINEARLAYOUT_H

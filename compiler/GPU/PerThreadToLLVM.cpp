@@ -284,15 +284,65 @@ struct ShuffleThroughInserts : OpRewritePattern<vector::ShuffleOp> {
   }
 };
 
+/// Elementwise arith on a per-thread vector of 64-bit elements (a tile of
+/// addresses, 64-bit offsets, comparisons of them) as one scalar op per
+/// element. A target whose registers are 32 bits wide has no such vector
+/// operations; LLVM keeps the vector whole through selection (every lane,
+/// used or not, in registers: on AMDGPU copies in SGPRs that spill to
+/// VGPR lanes), while scalars that nothing reads simply go.
+struct UnrollWideElementwise : RewritePattern {
+  explicit UnrollWideElementwise(MLIRContext *ctx)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx) {}
+
+  static bool isWide(Type t) {
+    auto vt = dyn_cast<VectorType>(t);
+    return vt && vt.getElementType().isIntOrIndexOrFloat() &&
+           (vt.getElementType().isIndex() ||
+            vt.getElementType().getIntOrFloatBitWidth() == 64);
+  }
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rw) const override {
+    if (!isa<arith::ArithDialect>(op->getDialect()) ||
+        !op->hasTrait<OpTrait::Elementwise>() || op->getNumRegions() != 0 ||
+        op->getNumResults() != 1)
+      return failure();
+    auto vt = dyn_cast<VectorType>(op->getResult(0).getType());
+    if (!vt || vt.getRank() != 1 || vt.getNumElements() < 2 ||
+        vt.isScalable() ||
+        (!isWide(vt) && llvm::none_of(op->getOperandTypes(), isWide)))
+      return failure();
+    SmallVector<Value> elements;
+    for (int64_t i = 0; i < vt.getNumElements(); ++i) {
+      OperationState state(op->getLoc(), op->getName());
+      for (Value operand : op->getOperands())
+        state.operands.push_back(
+            isa<VectorType>(operand.getType())
+                ? vector::ExtractOp::create(rw, op->getLoc(), operand,
+                                            ArrayRef<int64_t>{i})
+                      .getResult()
+                : operand);
+      state.types.push_back(vt.getElementType());
+      state.addAttributes(op->getAttrs());
+      elements.push_back(rw.create(state)->getResult(0));
+    }
+    rw.replaceOpWithNewOp<vector::FromElementsOp>(op, vt, elements);
+    return success();
+  }
+};
+
 } // namespace
 
 LogicalResult kiln::gpu::convertPerThreadToLLVM(
-    ModuleOp module, function_ref<void(ConversionTarget &)> addLegal) {
+    ModuleOp module, function_ref<void(ConversionTarget &)> addLegal,
+    bool unrollWideVectors) {
   MLIRContext *ctx = module.getContext();
   // Fragments read straight from the parts a wide vector is built of.
   {
     RewritePatternSet patterns(ctx);
     patterns.add<ShuffleThroughInserts>(ctx);
+    if (unrollWideVectors)
+      patterns.add<UnrollWideElementwise>(ctx);
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return failure();
   }

@@ -82,10 +82,14 @@ buildPrintfArgs(mlir::OpBuilder &b, PrintfOp op, mlir::ModuleOp module,
 /// The rest, after a backend mapped every kiln_gpu op: strided slices of
 /// 1-d vectors become shuffles, scf becomes cf, and arith, math, vector,
 /// cf and func become the LLVM dialect (64-bit index). `addLegal` adds the
-/// backend's own dialects to the conversion target.
+/// backend's own dialects to the conversion target. `unrollWideVectors`:
+/// elementwise arith on vectors of 64-bit elements becomes one op per
+/// element (for targets with 32-bit registers, whose instruction selection
+/// keeps such vectors whole: AMDGPU).
 mlir::LogicalResult convertPerThreadToLLVM(
     mlir::ModuleOp module,
-    llvm::function_ref<void(mlir::ConversionTarget &)> addLegal);
+    llvm::function_ref<void(mlir::ConversionTarget &)> addLegal,
+    bool unrollWideVectors = false);
 
 } // namespace kiln::gpu
 

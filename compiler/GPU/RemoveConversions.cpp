@@ -52,20 +52,35 @@ public:
   explicit Rematerializer(OpBuilder &b) : b(b) {}
 
   /// Whether `v` can be computed again in another layout, within budget.
-  bool canRecompute(Value v, unsigned &budget) {
+  /// Below a broadcast (`narrowed`), a value that cannot be recomputed is
+  /// converted instead: the same data movement on fewer elements (a row
+  /// statistic converted before it is broadcast over the rows, not after).
+  bool canRecompute(Value v, unsigned &budget, bool narrowed = false) {
     auto type = dyn_cast<RankedTensorType>(v.getType());
     if (!type)
       return true; // scalars are used as they are
-    Operation *def = v.getDefiningOp();
-    if (!def || !isRecomputable(def) || budget == 0)
+    if (budget == 0)
       return false;
     --budget;
+    Operation *def = v.getDefiningOp();
+    if (!def || !isRecomputable(def))
+      return narrowed && getLayout(type);
     if (isa<arith::ConstantOp>(def))
       return isa<SplatElementsAttr>(cast<arith::ConstantOp>(def).getValue());
-    if (isa<kiln::ExpandDimsOp>(def) || isa<kiln::BroadcastOp>(def))
-      return canRecompute(def->getOperand(0), budget);
+    if (auto convert = dyn_cast<ConvertLayoutOp>(def)) {
+      // A conversion of a conversion: the first source converted once.
+      Operation *srcDef = convert.getSrc().getDefiningOp();
+      return canRecompute(convert.getSrc(), budget,
+                          narrowed || !srcDef || !isRecomputable(srcDef));
+    }
+    if (auto broadcast = dyn_cast<kiln::BroadcastOp>(def)) {
+      auto src = cast<RankedTensorType>(broadcast.getSrc().getType());
+      return canRecompute(broadcast.getSrc(), budget,
+                          narrowed ||
+                              src.getNumElements() < type.getNumElements());
+    }
     for (Value operand : def->getOperands())
-      if (!canRecompute(operand, budget))
+      if (!canRecompute(operand, budget, narrowed))
         return false;
     return true;
   }
@@ -81,7 +96,10 @@ public:
     Operation *def = v.getDefiningOp();
     RankedTensorType newType = withLayout(type, layout);
     Value result;
-    if (auto convert = dyn_cast<ConvertLayoutOp>(def)) {
+    if (!def || !isRecomputable(def)) {
+      // A leaf below a broadcast (canRecompute): converted.
+      result = ConvertLayoutOp::create(b, v.getLoc(), newType, v);
+    } else if (auto convert = dyn_cast<ConvertLayoutOp>(def)) {
       result = recompute(convert.getSrc(), layout);
     } else if (auto c = dyn_cast<arith::ConstantOp>(def)) {
       auto splat = cast<SplatElementsAttr>(c.getValue());
@@ -246,7 +264,9 @@ bool retypeLoopCarried(scf::ForOp loop, unsigned i) {
 struct RemoveConversionsPass
     : public kiln::gpu::impl::TileGPURemoveConversionsBase<
           RemoveConversionsPass> {
-  void runOnOperation() override {
+  /// Every conversion of a value that can be computed again in the wanted
+  /// layout is replaced by that computation.
+  void rematerialize() {
     SmallVector<ConvertLayoutOp> converts;
     getOperation().walk([&](ConvertLayoutOp c) { converts.push_back(c); });
     for (ConvertLayoutOp convert : converts) {
@@ -260,6 +280,10 @@ struct RemoveConversionsPass
       convert.replaceAllUsesWith(v);
       convert.erase();
     }
+  }
+
+  void runOnOperation() override {
+    rematerialize();
     // Narrow before moving: a conversion whose only user is a narrowing
     // cast (a matmul's f32 accumulator converted for the store, then cast
     // to f16) converts the narrow values instead, half the bytes through
@@ -296,9 +320,14 @@ struct RemoveConversionsPass
     // Loop-carried tiles in the layout their loop computes them in.
     SmallVector<scf::ForOp> loops;
     getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    bool retyped = false;
     for (scf::ForOp loop : loops)
       for (unsigned i = 0; i < loop.getNumRegionIterArgs(); ++i)
-        retypeLoopCarried(loop, i);
+        retyped |= retypeLoopCarried(loop, i);
+    // The conversions of the retyped inits and results (a constant init
+    // is built in the new layout instead).
+    if (retyped)
+      rematerialize();
     // Producers left without users go.
     bool changed = true;
     while (changed) {

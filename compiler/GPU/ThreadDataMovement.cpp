@@ -45,49 +45,13 @@ public:
     std::optional<LinearLayout> x = dstL.invertAndCompose(srcL);
     if (!x)
       return failure();
-    if (std::optional<SmallVector<int64_t>> mask = registerMask(srcL, dstL))
+    if (std::optional<SmallVector<int64_t>> mask =
+            getRegisterPermutation(srcL, dstL))
       return permuteRegisters(src, *mask, dstType);
     return throughShared(src, srcL, dstL, dstType);
   }
 
 private:
-  /// When every thread of dst holds its elements in its own src registers,
-  /// the src register each dst register takes; nullopt otherwise. That is
-  /// when each lane and warp bit moves both layouts' coordinates alike
-  /// (lanes holding copies included) and every register's part of the dst
-  /// coordinates is some src register's part.
-  static std::optional<SmallVector<int64_t>>
-  registerMask(const LinearLayout &srcL, const LinearLayout &dstL) {
-    size_t outs = dstL.getOutDims().size();
-    auto part = [&](const LinearLayout &l, StringRef in, int32_t v) {
-      return l.hasInDim(in) ? l.apply({{in, v}})
-                            : SmallVector<int32_t, 3>(outs, 0);
-    };
-    for (StringRef hw : {dims::kLane, dims::kWarp}) {
-      int bits = std::max(dstL.hasInDim(hw) ? dstL.getInDimSizeLog2(hw) : 0,
-                          srcL.hasInDim(hw) ? srcL.getInDimSizeLog2(hw) : 0);
-      for (int bit = 0; bit < bits; ++bit)
-        if (part(dstL, hw, int32_t(1) << bit) !=
-            part(srcL, hw, int32_t(1) << bit))
-          return std::nullopt;
-    }
-    std::map<SmallVector<int32_t, 3>, int64_t> srcRegs;
-    int32_t srcN = srcL.hasInDim(dims::kRegister)
-                       ? srcL.getInDimSize(dims::kRegister) : 1;
-    for (int32_t r = 0; r < srcN; ++r)
-      srcRegs.insert({part(srcL, dims::kRegister, r), r});
-    SmallVector<int64_t> mask;
-    int32_t dstN = dstL.hasInDim(dims::kRegister)
-                       ? dstL.getInDimSize(dims::kRegister) : 1;
-    for (int32_t r = 0; r < dstN; ++r) {
-      auto it = srcRegs.find(part(dstL, dims::kRegister, r));
-      if (it == srcRegs.end())
-        return std::nullopt;
-      mask.push_back(it->second);
-    }
-    return mask;
-  }
-
   Value permuteRegisters(Value src, ArrayRef<int64_t> mask,
                          VectorType dstType) {
     auto srcType = cast<VectorType>(src.getType());
@@ -106,7 +70,23 @@ private:
     SmallVector<int64_t, 3> shape;
     for (const LinearLayout::OutDim &o : srcL.getOutDims())
       shape.push_back(o.size);
+    // The dimension order in shared memory with the fewest accesses:
+    // row-major, or another dimension fastest (V in attention: a B
+    // operand wants runs down its columns).
     SharedTile tile = getSharedTile(Value(), Value(), shape, elem);
+    int64_t best = countSharedAccesses(target, tile, srcL, dstL, dstEncoding);
+    for (unsigned fast = 0; fast + 1 < shape.size(); ++fast) {
+      SmallVector<unsigned, 3> order{fast};
+      for (unsigned d = shape.size(); d-- > 0;)
+        if (d != fast)
+          order.push_back(d);
+      SharedTile other = getSharedTile(Value(), Value(), shape, elem, order);
+      int64_t n = countSharedAccesses(target, other, srcL, dstL, dstEncoding);
+      if (n < best) {
+        best = n;
+        tile = std::move(other);
+      }
+    }
     // Whether it fits is tile-gpu-allocate-shared's to say, for all
     // buffers together.
     tile.buffer = allocShared(b, loc, srcL.getTotalOutSize() * tile.elemBytes,

@@ -64,12 +64,16 @@ struct DotPattern : ThreadPattern<kiln::DotOp> {
     LinearLayout la = getLinearLayout(aType), lb = getLinearLayout(bType),
                  lc = getLinearLayout(op.getType());
     // The repeats of each operand start at multiples of the instruction
-    // tile times the warps along that dimension.
-    int32_t rowsA = instr->m * warps[0], rowsC = rowsA;
-    int32_t colsB = instr->n * warps[1], colsC = colsB;
-    auto aTiles = tiles(la, instr->getARegisters(), rowsA, instr->k);
-    auto bTiles = tiles(lb, instr->getBRegisters(), instr->k, colsB);
-    auto cTiles = tiles(lc, instr->getCRegisters(), rowsC, colsC);
+    // tile times the warps along that dimension. A transposed layout feeds
+    // the instruction's A operand from B and its B operand from A.
+    int32_t rowsA = mma.getTileRows() * warps[0], rowsC = rowsA;
+    int32_t colsB = mma.getTileCols() * warps[1], colsC = colsB;
+    auto regs = [](const LinearLayout &f) {
+      return f.getInDimSize(dims::kRegister);
+    };
+    auto aTiles = tiles(la, regs(mma.getFragment(0)), rowsA, instr->k);
+    auto bTiles = tiles(lb, regs(mma.getFragment(1)), instr->k, colsB);
+    auto cTiles = tiles(lc, regs(mma.getFragment(2)), rowsC, colsC);
     int32_t kSteps = int32_t(aType.getShape()[1] / instr->k);
 
     auto gather = [&](Value vec, ArrayRef<int64_t> regs) -> Value {
@@ -107,6 +111,8 @@ struct DotPattern : ThreadPattern<kiln::DotOp> {
           a = buildRoundToTF32(b, loc, a);
           bv = buildRoundToTF32(b, loc, bv);
         }
+        if (mma.getTransposed())
+          std::swap(a, bv);
         c = MmaOp::create(b, loc, c.getType(), instr->name, a, bv, c);
       }
       for (auto [j, r] : llvm::enumerate(cRegs))

@@ -51,6 +51,30 @@ SmallVector<Value, 3> hardwareCoords(OpBuilder &b, Location loc,
   return coords;
 }
 
+uint32_t hardwareBits(const LinearLayout &l) {
+  uint32_t bits = 0;
+  for (StringRef hw : {dims::kLane, dims::kWarp}) {
+    if (!l.hasInDim(hw))
+      continue;
+    for (int bit = 0; bit < l.getInDimSizeLog2(hw); ++bit)
+      bits |= uint32_t(l.getBasis(hw, bit)[0]);
+  }
+  return bits;
+}
+
+Value xorConstantSplit(OpBuilder &b, Location loc, Value hw, uint32_t hwBits,
+                       int64_t c, int64_t scale) {
+  int64_t overlap = c & int64_t(hwBits), rest = c & ~int64_t(hwBits);
+  Value v = overlap ? arith::XOrIOp::create(b, loc, hw, i32Const(b, loc, overlap))
+                          .getResult()
+                    : hw;
+  if (scale != 1)
+    v = arith::MulIOp::create(b, loc, v, i32Const(b, loc, scale));
+  if (rest)
+    v = arith::AddIOp::create(b, loc, v, i32Const(b, loc, rest * scale));
+  return v;
+}
+
 /// True for the one thread among the copies of each element (its lane and
 /// warp bits that hold copies are zero); null when no thread holds copies.
 Value ownerPredicate(OpBuilder &b, Location loc, const LinearLayout &l) {

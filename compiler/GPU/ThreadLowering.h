@@ -74,6 +74,18 @@ mlir::Value flatOf(mlir::OpBuilder &b, mlir::Location loc,
                    llvm::ArrayRef<mlir::Value> coords,
                    llvm::ArrayRef<LinearLayout::OutDim> outs);
 
+/// The bits of output 0 that some lane or warp bit of `l` can set (an
+/// offset layout's thread part stays within them).
+uint32_t hardwareBits(const LinearLayout &l);
+
+/// `hw ^ c`, with `hw` within `hwBits`, as `(hw ^ (c & hwBits)) + (c &
+/// ~hwBits)`: the same value, but the constant part the target's
+/// addressing folds into an instruction's offset stays out of the
+/// per-register computation (fewer live address registers).
+mlir::Value xorConstantSplit(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::Value hw, uint32_t hwBits, int64_t c,
+                             int64_t scale);
+
 /// The register part of register `r`'s coordinates.
 llvm::SmallVector<int32_t, 3> registerCoords(const LinearLayout &l,
                                              int32_t r);
@@ -98,7 +110,15 @@ struct SharedTile {
   LinearLayout where;
 };
 SharedTile getSharedTile(mlir::Value buffer, mlir::Value base,
-                         llvm::ArrayRef<int64_t> shape, mlir::Type elem);
+                         llvm::ArrayRef<int64_t> shape, mlir::Type elem,
+                         llvm::ArrayRef<unsigned> order = {});
+
+/// Shared-memory accesses per thread (vector stores of `srcL`'s registers,
+/// copies skipped, plus vector or matrix loads of `dstL`'s) to move a tile
+/// through `tile`: what a conversion's choice of shared layout minimizes.
+int64_t countSharedAccesses(const GPUTarget &target, const SharedTile &tile,
+                            const LinearLayout &srcL, const LinearLayout &dstL,
+                            mlir::Attribute dstEncoding);
 
 /// A new shared buffer of `bytes`.
 mlir::Value allocShared(mlir::OpBuilder &b, mlir::Location loc, int64_t bytes,

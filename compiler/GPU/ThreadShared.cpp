@@ -25,10 +25,11 @@ using namespace kiln::gpu;
 namespace kiln::gpu::threads {
 
 SharedTile getSharedTile(Value buffer, Value base, ArrayRef<int64_t> shape,
-                         Type elem) {
+                         Type elem, ArrayRef<unsigned> order) {
   SmallVector<int32_t, 3> s(shape.begin(), shape.end());
   int64_t elemBytes = getElementBytes(elem);
-  std::optional<LinearLayout> where = getSharedLayout(s, elemBytes).invert();
+  std::optional<LinearLayout> where =
+      getSharedLayout(s, elemBytes, order).invert();
   assert(where && "shared layouts are bijections");
   return SharedTile{buffer, base, elem, elemBytes, *where};
 }
@@ -67,15 +68,15 @@ void forEachSharedRun(OpBuilder &b, Location loc, const SharedTile &tile,
   // the swizzle, so a run of consecutive offsets is one vector access.
   LinearLayout toOffset = l.compose(tile.where);
   Value hwOffset = hardwareCoords(b, loc, toOffset)[0];
+  uint32_t hwBits = hardwareBits(toOffset);
   uint32_t copies = l.getFreeVariableMask(dims::kRegister);
   int32_t regs = l.getInDimSize(dims::kRegister);
   for (int32_t r = 0; r < regs; r += width) {
     if (skipCopies && (uint32_t(r) & copies))
       continue; // a copy of an earlier register
-    Value element = arith::XOrIOp::create(
-        b, loc, hwOffset, i32Const(b, loc, registerCoords(toOffset, r)[0]));
-    Value offset = arith::MulIOp::create(b, loc, element,
-                                         i32Const(b, loc, tile.elemBytes));
+    Value offset =
+        xorConstantSplit(b, loc, hwOffset, hwBits,
+                         registerCoords(toOffset, r)[0], tile.elemBytes);
     if (tile.base)
       offset = arith::AddIOp::create(b, loc, offset, tile.base);
     fn(r, offset);
@@ -153,28 +154,37 @@ bool matrixLoadDelivers(const LinearLayout &laneOffset,
   return true;
 }
 
-/// Reads a 16-bit operand of a k=16 matrix instruction (8 registers per
-/// A tile, 4 per B tile) from the tile with one `shared_load_matrix` per
-/// instruction tile (A: 4 matrices; B: 2), transposed or not — whichever
-/// delivers the fragment from this tile's placement (a row-major tile
-/// gives A without and B with the transposition; a B read from the
-/// transposed view of a row-major tile, as K^T in attention, without).
-/// Empty when neither does (the generic element reads are used then).
-SmallVector<std::pair<int64_t, Value>>
-readMatrixOperand(OpBuilder &b, Location loc, const GPUTarget &target,
-                  const SharedTile &tile, const LinearLayout &dstL,
-                  VectorType dstType, Attribute encoding) {
+/// How the target's matrix loads read a 16-bit operand of a k=16 matrix
+/// instruction (8 registers per A tile, 4 per B tile) from a tile: one
+/// `shared_load_matrix` of `frag / 2` matrices per instruction tile (A: 4
+/// matrices; B: 2), transposed or not — whichever delivers the fragment
+/// from this tile's placement (a row-major tile gives A without and B with
+/// the transposition; a B read from the transposed view of a row-major
+/// tile, as K^T in attention, without). `laneOffset`: the element each
+/// lane addresses.
+struct MatrixLoadPlan {
+  LinearLayout laneOffset;
+  int32_t frag = 0;
+  bool trans = false;
+};
+
+std::optional<MatrixLoadPlan>
+planMatrixLoad(const GPUTarget &target, const SharedTile &tile,
+               const LinearLayout &dstL, Type elem, Attribute encoding) {
   auto operand = dyn_cast_or_null<OperandAttr>(encoding);
+  // (A transposed accumulator layout swaps the fragments; the matrix
+  // loads below are written for the instruction's own A and B.)
   if (!operand || !target.hasMatrixLoad ||
-      dstType.getElementTypeBitWidth() != 16)
-    return {};
+      operand.getParent().getTransposed() ||
+      elem.getIntOrFloatBitWidth() != 16)
+    return std::nullopt;
   const MatrixInstr *instr =
       lookupMatrixInstr(operand.getParent().getInstr());
   bool isA = operand.getIndex() == 0;
   int32_t frag = isA ? 8 : 4;
   if (!instr || instr->k != 16 ||
       (isA ? instr->getARegisters() : instr->getBRegisters()) != frag)
-    return {};
+    return std::nullopt;
   // The row each lane addresses (lane bits 0-2 walk a matrix's rows, bits 3
   // and 4 pick the matrix), as a layout, for each way of reading. A's four
   // matrices: (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15),
@@ -201,36 +211,52 @@ readMatrixOperand(OpBuilder &b, Location loc, const GPUTarget &target,
     LinearLayout laneRows({{dims::kLane.str(), way.lanes}},
                           {{d0, rows}, {d1, cols}});
     LinearLayout laneOffset = laneRows.compose(tile.where);
-    if (!matrixLoadDelivers(laneOffset, toOffset, frag, way.trans))
-      continue;
-    Value lanePart = hardwareCoords(b, loc, laneOffset)[0];
-    // The warp's part of the tile's corner (lane 0).
-    Value warpPart = hardwareCoords(
-        b, loc, toOffset.sublayout({dims::kWarp}, {dims::kOffset}))[0];
-    Value base = arith::XOrIOp::create(b, loc, lanePart, warpPart);
-    auto part = VectorType::get({frag}, dstType.getElementType());
-    SmallVector<std::pair<int64_t, Value>> parts;
-    int32_t regs = dstL.getInDimSize(dims::kRegister);
-    for (int32_t r0 = 0; r0 < regs; r0 += frag) {
-      // Offsets are XOR-linear in the coordinates, and a tile's corner,
-      // the warp's share and a lane's row within the tile use disjoint
-      // bits.
-      Value element = arith::XOrIOp::create(
-          b, loc, base, i32Const(b, loc, registerCoords(toOffset, r0)[0]));
-      Value offset = arith::MulIOp::create(b, loc, element,
-                                           i32Const(b, loc, tile.elemBytes));
-      if (tile.base)
-        offset = arith::AddIOp::create(b, loc, offset, tile.base);
-      Value v = SharedLoadMatrixOp::create(
-          b, loc, part, tile.buffer, offset, b.getI32IntegerAttr(frag / 2),
-          way.trans ? b.getUnitAttr() : UnitAttr());
-      // Fragment register j of this tile is register r0 + j: the operand
-      // layouts put the fragment's bits lowest.
-      parts.push_back({r0, v});
-    }
-    return parts;
+    if (matrixLoadDelivers(laneOffset, toOffset, frag, way.trans))
+      return MatrixLoadPlan{laneOffset, frag, way.trans};
   }
-  return {};
+  return std::nullopt;
+}
+
+/// Reads a matrix operand with the target's matrix loads (planMatrixLoad);
+/// empty when they cannot (the generic element reads are used then).
+SmallVector<std::pair<int64_t, Value>>
+readMatrixOperand(OpBuilder &b, Location loc, const GPUTarget &target,
+                  const SharedTile &tile, const LinearLayout &dstL,
+                  VectorType dstType, Attribute encoding) {
+  std::optional<MatrixLoadPlan> plan = planMatrixLoad(
+      target, tile, dstL, dstType.getElementType(), encoding);
+  if (!plan)
+    return {};
+  int32_t frag = plan->frag;
+  LinearLayout toOffset = dstL.compose(tile.where);
+  Value lanePart = hardwareCoords(b, loc, plan->laneOffset)[0];
+  // The warp's part of the tile's corner (lane 0).
+  Value warpPart = hardwareCoords(
+      b, loc, toOffset.sublayout({dims::kWarp}, {dims::kOffset}))[0];
+  Value base = arith::XOrIOp::create(b, loc, lanePart, warpPart);
+  uint32_t hwBits = hardwareBits(plan->laneOffset) |
+                    hardwareBits(toOffset.sublayout({dims::kWarp},
+                                                    {dims::kOffset}));
+  auto part = VectorType::get({frag}, dstType.getElementType());
+  SmallVector<std::pair<int64_t, Value>> parts;
+  int32_t regs = dstL.getInDimSize(dims::kRegister);
+  for (int32_t r0 = 0; r0 < regs; r0 += frag) {
+    // Offsets are XOR-linear in the coordinates, and a tile's corner,
+    // the warp's share and a lane's row within the tile use disjoint
+    // bits.
+    Value offset =
+        xorConstantSplit(b, loc, base, hwBits,
+                         registerCoords(toOffset, r0)[0], tile.elemBytes);
+    if (tile.base)
+      offset = arith::AddIOp::create(b, loc, offset, tile.base);
+    Value v = SharedLoadMatrixOp::create(
+        b, loc, part, tile.buffer, offset, b.getI32IntegerAttr(frag / 2),
+        plan->trans ? b.getUnitAttr() : UnitAttr());
+    // Fragment register j of this tile is register r0 + j: the operand
+    // layouts put the fragment's bits lowest.
+    parts.push_back({r0, v});
+  }
+  return parts;
 }
 
 } // namespace
@@ -258,6 +284,23 @@ Value loadSharedTile(OpBuilder &b, Location loc, const GPUTarget &target,
     result = vector::InsertStridedSliceOp::create(
         b, loc, p, result, ArrayRef<int64_t>{r}, ArrayRef<int64_t>{1});
   return result;
+}
+
+int64_t countSharedAccesses(const GPUTarget &target, const SharedTile &tile,
+                            const LinearLayout &srcL, const LinearLayout &dstL,
+                            Attribute dstEncoding) {
+  int32_t maxWidth =
+      int32_t(std::max<int64_t>(1, target.maxVectorBytes / tile.elemBytes));
+  int64_t writes =
+      (int64_t(srcL.getInDimSize(dims::kRegister)) >>
+       llvm::popcount(srcL.getFreeVariableMask(dims::kRegister))) /
+      getSharedRunWidth(tile, srcL, maxWidth);
+  int64_t regs = dstL.getInDimSize(dims::kRegister);
+  std::optional<MatrixLoadPlan> plan =
+      planMatrixLoad(target, tile, dstL, tile.elem, dstEncoding);
+  int64_t reads = regs / (plan ? plan->frag
+                               : getSharedRunWidth(tile, dstL, maxWidth));
+  return writes + reads;
 }
 
 Value broadcastFromOwners(OpBuilder &b, Location loc, const GPUTarget &target,

@@ -15,7 +15,10 @@
 
 #include "codegen/amdgpu/AMDGPUTargets.h"
 #include "codegen/nvptx/NVPTXTargets.h"
+#include "compiler/GPU/IR/KilnGPUDialect.h"
 #include "compiler/GPU/TargetDesc.h"
+
+#include "mlir/IR/MLIRContext.h"
 
 #include <gtest/gtest.h>
 
@@ -69,97 +72,165 @@ std::pair<int32_t, int32_t> at(const LinearLayout &l, int32_t reg,
   return {c[0], c[1]};
 }
 
+using Lanes = std::vector<std::vector<uint8_t>>;
+
+/// Runs instruction `name` in the emulator on per-lane register bytes (A
+/// and B exchanged when `swap`), D into `d`.
+bool emulate(const std::string &name, int32_t lanes, Lanes &a, Lanes &b,
+             Lanes &c, Lanes &d, bool swap, std::string &message) {
+  std::vector<const void *> pa, pb, pc;
+  std::vector<void *> pd;
+  for (int32_t l = 0; l < lanes; ++l) {
+    pa.push_back(a[size_t(l)].data());
+    pb.push_back(b[size_t(l)].data());
+    pc.push_back(c[size_t(l)].data());
+    pd.push_back(d[size_t(l)].data());
+  }
+  if (swap)
+    std::swap(pa, pb);
+  return kiln::rt::detail::emulateMatrixInstr(name, lanes, pa.data(),
+                                              pb.data(), pc.data(),
+                                              pd.data(), message);
+}
+
+/// A (M x K), B (K x N) and C (M x N) of small integers spread over the
+/// lanes by `fa`, `fb`, `fc` (the fragments of one instruction tile of a
+/// product, over (row, column) of each operand), the instruction run by
+/// the emulator — with its operands exchanged when `swapOperands` (a
+/// transposed product feeds the instruction's A from B) — and D gathered
+/// by `fc`: it must be A B + C exactly.
+void checkProduct(const Named &n, const LinearLayout &fa,
+                  const LinearLayout &fb, const LinearLayout &fc,
+                  bool swapOperands, std::mt19937 &rng) {
+  const MatrixInstr &mi = *n.instr;
+  std::uniform_int_distribution<int> small(-4, 4);
+  Kind kind = kindOf(mi.aType);
+  bool isInt = mi.accType == "i32";
+  int32_t m = fc.getOutDims()[0].size, nn = fc.getOutDims()[1].size,
+          k = mi.k, lanes = n.lanes;
+  ASSERT_EQ(fa.getInDimSize("lane"), lanes);
+  std::vector<int> a(size_t(m * k)), b(size_t(k * nn)), c(size_t(m * nn));
+  for (int &v : a)
+    v = small(rng);
+  for (int &v : b)
+    v = small(rng);
+  for (int &v : c)
+    v = small(rng) * 8;
+  size_t eb = elemBytes(kind);
+  int32_t aRegs = fa.getInDimSize("register"),
+          bRegs = fb.getInDimSize("register"),
+          cRegs = fc.getInDimSize("register");
+  Lanes la(size_t(lanes), std::vector<uint8_t>(size_t(aRegs) * eb)),
+      lb(size_t(lanes), std::vector<uint8_t>(size_t(bRegs) * eb)),
+      lc(size_t(lanes), std::vector<uint8_t>(size_t(cRegs) * 4)),
+      ld(size_t(lanes), std::vector<uint8_t>(size_t(cRegs) * 4, 0xAB));
+  // Every element of each operand is held by some (lane, register).
+  std::set<std::pair<int32_t, int32_t>> coveredA, coveredB, coveredC;
+  for (int32_t l = 0; l < lanes; ++l) {
+    for (int32_t r = 0; r < aRegs; ++r) {
+      auto [i, kk] = at(fa, r, l);
+      coveredA.insert({i, kk});
+      encode(kind, a[size_t(i * k + kk)], &la[size_t(l)][size_t(r) * eb]);
+    }
+    for (int32_t r = 0; r < bRegs; ++r) {
+      auto [kk, j] = at(fb, r, l);
+      coveredB.insert({kk, j});
+      encode(kind, b[size_t(kk * nn + j)], &lb[size_t(l)][size_t(r) * eb]);
+    }
+    for (int32_t r = 0; r < cRegs; ++r) {
+      auto [i, j] = at(fc, r, l);
+      coveredC.insert({i, j});
+      if (isInt) {
+        int32_t v = c[size_t(i * nn + j)];
+        std::memcpy(&lc[size_t(l)][size_t(r) * 4], &v, 4);
+      } else {
+        float v = float(c[size_t(i * nn + j)]);
+        std::memcpy(&lc[size_t(l)][size_t(r) * 4], &v, 4);
+      }
+    }
+  }
+  EXPECT_EQ(coveredA.size(), size_t(m * k));
+  EXPECT_EQ(coveredB.size(), size_t(k * nn));
+  ASSERT_EQ(coveredC.size(), size_t(m * nn)) << "accumulator not a bijection";
+  std::string message;
+  ASSERT_TRUE(emulate(mi.name, lanes, la, lb, lc, ld, swapOperands, message))
+      << message;
+  int wrong = 0;
+  for (int32_t l = 0; l < lanes; ++l)
+    for (int32_t r = 0; r < cRegs; ++r) {
+      auto [i, j] = at(fc, r, l);
+      long want = c[size_t(i * nn + j)];
+      for (int32_t kk = 0; kk < k; ++kk)
+        want += long(a[size_t(i * k + kk)]) * b[size_t(kk * nn + j)];
+      double got;
+      if (isInt) {
+        int32_t v;
+        std::memcpy(&v, &ld[size_t(l)][size_t(r) * 4], 4);
+        got = v;
+      } else {
+        float v;
+        std::memcpy(&v, &ld[size_t(l)][size_t(r) * 4], 4);
+        got = v;
+      }
+      if (got != double(want) && wrong++ < 3)
+        ADD_FAILURE() << "D[" << i << ", " << j << "] (lane " << l
+                      << ", register " << r << ") = " << got << ", want "
+                      << want;
+    }
+  EXPECT_EQ(wrong, 0);
+}
+
 TEST(MatrixLayouts, CompilerAndEmulatorAgree) {
   std::vector<Named> instrs = allInstrs();
   ASSERT_GE(instrs.size(), 20u);
   std::mt19937 rng(7);
-  std::uniform_int_distribution<int> small(-4, 4);
   for (const Named &n : instrs) {
     const MatrixInstr &mi = *n.instr;
     SCOPED_TRACE(mi.name + " (" + n.arch + ")");
-    Kind kind = kindOf(mi.aType);
-    bool isInt = mi.accType == "i32";
-    int32_t m = mi.m, nn = mi.n, k = mi.k, lanes = n.lanes;
-    ASSERT_EQ(mi.aLayout.getInDimSize("lane"), lanes);
-    std::vector<int> a(size_t(m * k)), b(size_t(k * nn)), c(size_t(m * nn));
-    for (int &v : a)
-      v = small(rng);
-    for (int &v : b)
-      v = small(rng);
-    for (int &v : c)
-      v = small(rng) * 8;
-    size_t eb = elemBytes(kind);
-    int32_t aRegs = mi.getARegisters(), bRegs = mi.getBRegisters(),
-            cRegs = mi.getCRegisters();
-    using Lanes = std::vector<std::vector<uint8_t>>;
-    Lanes la(size_t(lanes), std::vector<uint8_t>(size_t(aRegs) * eb)),
-        lb(size_t(lanes), std::vector<uint8_t>(size_t(bRegs) * eb)),
-        lc(size_t(lanes), std::vector<uint8_t>(size_t(cRegs) * 4)),
-        ld(size_t(lanes), std::vector<uint8_t>(size_t(cRegs) * 4, 0xAB));
-    // Every element of each operand is held by some (lane, register).
-    std::set<std::pair<int32_t, int32_t>> coveredA, coveredB, coveredC;
-    for (int32_t l = 0; l < lanes; ++l) {
-      for (int32_t r = 0; r < aRegs; ++r) {
-        auto [i, kk] = at(mi.aLayout, r, l);
-        coveredA.insert({i, kk});
-        encode(kind, a[size_t(i * k + kk)], &la[size_t(l)][size_t(r) * eb]);
-      }
-      for (int32_t r = 0; r < bRegs; ++r) {
-        auto [kk, j] = at(mi.bLayout, r, l);
-        coveredB.insert({kk, j});
-        encode(kind, b[size_t(kk * nn + j)], &lb[size_t(l)][size_t(r) * eb]);
-      }
-      for (int32_t r = 0; r < cRegs; ++r) {
-        auto [i, j] = at(mi.cLayout, r, l);
-        coveredC.insert({i, j});
-        if (isInt) {
-          int32_t v = c[size_t(i * nn + j)];
-          std::memcpy(&lc[size_t(l)][size_t(r) * 4], &v, 4);
-        } else {
-          float v = float(c[size_t(i * nn + j)]);
-          std::memcpy(&lc[size_t(l)][size_t(r) * 4], &v, 4);
-        }
-      }
-    }
-    EXPECT_EQ(coveredA.size(), size_t(m * k));
-    EXPECT_EQ(coveredB.size(), size_t(k * nn));
-    ASSERT_EQ(coveredC.size(), size_t(m * nn)) << "accumulator not a bijection";
-    std::vector<const void *> pa, pb, pc;
-    std::vector<void *> pd;
-    for (int32_t l = 0; l < lanes; ++l) {
-      pa.push_back(la[size_t(l)].data());
-      pb.push_back(lb[size_t(l)].data());
-      pc.push_back(lc[size_t(l)].data());
-      pd.push_back(ld[size_t(l)].data());
-    }
-    std::string message;
-    ASSERT_TRUE(kiln::rt::detail::emulateMatrixInstr(
-        mi.name, lanes, pa.data(), pb.data(), pc.data(), pd.data(), message))
-        << message;
-    int wrong = 0;
-    for (int32_t l = 0; l < lanes; ++l)
-      for (int32_t r = 0; r < cRegs; ++r) {
-        auto [i, j] = at(mi.cLayout, r, l);
-        long want = c[size_t(i * nn + j)];
-        for (int32_t kk = 0; kk < k; ++kk)
-          want += long(a[size_t(i * k + kk)]) * b[size_t(kk * nn + j)];
-        double got;
-        if (isInt) {
-          int32_t v;
-          std::memcpy(&v, &ld[size_t(l)][size_t(r) * 4], 4);
-          got = v;
-        } else {
-          float v;
-          std::memcpy(&v, &ld[size_t(l)][size_t(r) * 4], 4);
-          got = v;
-        }
-        if (got != double(want) && wrong++ < 3)
-          ADD_FAILURE() << "D[" << i << ", " << j << "] (lane " << l
-                        << ", register " << r << ") = " << got << ", want "
-                        << want;
-      }
-    EXPECT_EQ(wrong, 0);
+    checkProduct(n, mi.aLayout, mi.bLayout, mi.cLayout, false, rng);
   }
+}
+
+// The transposed accumulator layout (`#kiln_gpu.mma<..., transposed =
+// true>`: D^T = B^T A^T, the instruction's A operand fed from B) as the
+// compiler describes it — MmaAttr::getFragment — computes A B + C too, for
+// every instruction of every arch.
+TEST(MatrixLayouts, TransposedProductsAgree) {
+  mlir::MLIRContext ctx;
+  ctx.loadDialect<KilnGPUDialect>();
+  std::mt19937 rng(11);
+  for (const Named &n : allInstrs()) {
+    SCOPED_TRACE(n.instr->name + " transposed (" + n.arch + ")");
+    auto mma = MmaAttr::get(&ctx, n.instr->name, {1, 1}, true);
+    EXPECT_EQ(mma.getTileRows(), n.instr->n);
+    EXPECT_EQ(mma.getTileCols(), n.instr->m);
+    checkProduct(n, mma.getFragment(0), mma.getFragment(1),
+                 mma.getFragment(2), true, rng);
+  }
+}
+
+// Why AMD's chained products are transposed: MFMA's transposed
+// accumulator holds, lane for lane, the registers of the next MFMA's A
+// operand (a layout conversion that moves nothing between lanes), and its
+// plain accumulator does not; NVIDIA's mma.sync accumulator already is the
+// A fragment.
+TEST(MatrixLayouts, TransposedAccumulatorIsOperandA) {
+  mlir::MLIRContext ctx;
+  ctx.loadDialect<KilnGPUDialect>();
+  allInstrs();
+  auto isOperandA = [&](const char *name, bool transposed) {
+    auto mma = MmaAttr::get(&ctx, name, {4, 1}, transposed);
+    std::vector<int64_t> shape{128, 64};
+    return getRegisterPermutation(
+               mma.toLinearLayout(shape),
+               OperandAttr::get(&ctx, 0, mma).toLinearLayout(shape))
+        .has_value();
+  };
+  EXPECT_TRUE(isOperandA("amd.mfma.32x32x8.bf16", true));
+  EXPECT_FALSE(isOperandA("amd.mfma.32x32x8.bf16", false));
+  EXPECT_TRUE(isOperandA("amd.mfma.16x16x16.f16", true));
+  EXPECT_FALSE(isOperandA("amd.mfma.16x16x16.f16", false));
+  EXPECT_TRUE(isOperandA("nv.mma.m16n8k16.bf16", false));
 }
 
 // A wrong layout in the compiler must show up: the same instruction fed
@@ -172,7 +243,6 @@ TEST(MatrixLayouts, EmulatorNoticesSwappedLanes) {
     Kind kind = kindOf(mi.aType);
     size_t eb = elemBytes(kind);
     int32_t lanes = n.lanes;
-    using Lanes = std::vector<std::vector<uint8_t>>;
     Lanes la(static_cast<size_t>(lanes)), lb(static_cast<size_t>(lanes)),
         lc(static_cast<size_t>(lanes)), ld(static_cast<size_t>(lanes));
     for (int32_t l = 0; l < lanes; ++l) {
@@ -189,19 +259,9 @@ TEST(MatrixLayouts, EmulatorNoticesSwappedLanes) {
         encode(kind, (kk + 2 * j) % 7 - 3, &lb[size_t(l)][size_t(r) * eb]);
       }
     }
-    auto run = [&](std::vector<std::vector<uint8_t>> &out, bool &ok) {
-      std::vector<const void *> pa, pb, pc;
-      std::vector<void *> pd;
-      for (int32_t l = 0; l < lanes; ++l) {
-        pa.push_back(la[size_t(l)].data());
-        pb.push_back(lb[size_t(l)].data());
-        pc.push_back(lc[size_t(l)].data());
-        pd.push_back(out[size_t(l)].data());
-      }
+    auto run = [&](Lanes &out, bool &ok) {
       std::string message;
-      ok = kiln::rt::detail::emulateMatrixInstr(mi.name, lanes, pa.data(),
-                                                pb.data(), pc.data(),
-                                                pd.data(), message);
+      ok = emulate(mi.name, lanes, la, lb, lc, out, false, message);
     };
     bool ok = false;
     run(ld, ok);

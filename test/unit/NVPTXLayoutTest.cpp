@@ -121,7 +121,7 @@ TEST(NVPTXLayouts, MmaAndOperandLayoutsShareTheTileAmongWarps) {
   kiln::nvptx::registerNVPTXTargets();
   mlir::MLIRContext ctx;
   ctx.loadDialect<KilnGPUDialect>();
-  auto mma = MmaAttr::get(&ctx, "nv.mma.m16n8k16.f16", {2, 2});
+  auto mma = MmaAttr::get(&ctx, "nv.mma.m16n8k16.f16", {2, 2}, false);
   LinearLayout c = mma.toLinearLayout({64, 64});
   LinearLayout a = OperandAttr::get(&ctx, 0, mma).toLinearLayout({64, 32});
   LinearLayout b = OperandAttr::get(&ctx, 1, mma).toLinearLayout({32, 64});

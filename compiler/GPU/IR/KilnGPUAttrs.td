@@ -75,14 +75,36 @@ def KilnGPU_MmaAttr : KilnGPU_Attr<"Mma", "mma",
     tiled over `warpsPerBlock` warps (rows, columns) and repeated in
     registers over the tile.
 
+    `transposed`: the product is computed transposed, D^T = B^T A^T + C^T,
+    with the instruction's A operand fed from B and its B operand from A.
+    Every fragment is then the instruction's fragment with rows and columns
+    exchanged: the accumulator is the instruction's C fragment transposed,
+    operand A takes the instruction's B fragment and operand B its A
+    fragment; an instruction tile covers n x m of the result. On AMD's
+    matrix instructions this puts a row of the result in one lane, in the
+    same registers the next product's A operand wants (attention's
+    probabilities), and row reductions stay in-thread.
+
     ```mlir
     #kiln_gpu.mma<instr = "nv.mma.m16n8k16.f16", warpsPerBlock = [2, 2]>
+    #kiln_gpu.mma<instr = "amd.mfma.32x32x8.bf16", warpsPerBlock = [4, 1], transposed = true>
     ```
   }];
   let parameters = (ins StringRefParameter<>:$instr,
-                        ArrayRefParameter<"int32_t">:$warpsPerBlock);
+                        ArrayRefParameter<"int32_t">:$warpsPerBlock,
+                        DefaultValuedParameter<"bool", "false">:$transposed);
   let assemblyFormat = [{
-    `<` `instr` `=` $instr `,` `warpsPerBlock` `=` `[` $warpsPerBlock `]` `>`
+    `<` `instr` `=` $instr `,` `warpsPerBlock` `=` `[` $warpsPerBlock `]`
+        (`,` `transposed` `=` $transposed^)? `>`
+  }];
+  let extraClassDeclaration = [{
+    /// The per-warp fragment of operand `index` (0: A, M x K; 1: B, K x N;
+    /// 2: the accumulator, M x N) over the tile's (dim0, dim1), as the
+    /// instruction is used (transposed or not).
+    LinearLayout getFragment(unsigned index) const;
+    /// Rows and columns of the result one instruction covers.
+    int32_t getTileRows() const;
+    int32_t getTileCols() const;
   }];
 }
 

@@ -59,13 +59,15 @@ BlockedAttr getCoalescedLayout(mlir::MLIRContext *ctx,
                                int32_t warpSize, int32_t numWarps);
 
 /// The layout of a tile of `shape` in shared memory: a map from `offset`
-/// (in elements) to the tile's coordinates, bijective. Row-major, except
-/// that the 16-byte chunks of a row (the last dimension; rows are the
-/// second-to-last) are XOR-swizzled with the row's low bits (rows that
-/// share a 128-byte bank line share a phase), so
-/// that the threads reading one column — or eight rows of 16 bytes, as a
-/// matrix load does — hit different banks.
-LinearLayout getSharedLayout(llvm::ArrayRef<int32_t> shape, int64_t elemBytes);
+/// (in elements) to the tile's coordinates, bijective. The dimensions in
+/// `order` (fastest first; empty: row-major, the last dimension fastest),
+/// except that the 16-byte chunks of a row (the fastest dimension; rows
+/// are the second-fastest) are XOR-swizzled with the row's low bits (rows
+/// that share a 128-byte bank line share a phase), so that the threads
+/// reading one column — or eight rows of 16 bytes, as a matrix load does —
+/// hit different banks.
+LinearLayout getSharedLayout(llvm::ArrayRef<int32_t> shape, int64_t elemBytes,
+                             llvm::ArrayRef<unsigned> order = {});
 
 /// `type` with the encoding `layout`.
 mlir::RankedTensorType withLayout(mlir::RankedTensorType type,

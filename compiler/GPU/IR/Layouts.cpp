@@ -122,10 +122,38 @@ static const MatrixInstr &findInstr(StringRef name) {
   return *instr;
 }
 
-LinearLayout MmaAttr::toLinearLayout(ArrayRef<int64_t> shape) const {
-  const MatrixInstr &instr = findInstr(getInstr());
+/// `l` over (dim0, dim1) with the two exchanged.
+static LinearLayout transposed2D(const LinearLayout &l) {
   std::string d0 = dims::tileDim(0), d1 = dims::tileDim(1);
-  LinearLayout l = instr.cLayout *
+  LinearLayout t = l.renameOut(d0, "t").renameOut(d1, d0).renameOut("t", d1);
+  SmallVector<StringRef, 2> order{d0, d1};
+  return t.transposeOuts(order);
+}
+
+LinearLayout MmaAttr::getFragment(unsigned index) const {
+  const MatrixInstr &instr = findInstr(getInstr());
+  if (!getTransposed())
+    return index == 0 ? instr.aLayout
+                      : index == 1 ? instr.bLayout : instr.cLayout;
+  // D^T = B^T A^T: A is the instruction's B operand, B its A operand.
+  return transposed2D(index == 0   ? instr.bLayout
+                      : index == 1 ? instr.aLayout
+                                   : instr.cLayout);
+}
+
+int32_t MmaAttr::getTileRows() const {
+  const MatrixInstr &instr = findInstr(getInstr());
+  return getTransposed() ? instr.n : instr.m;
+}
+
+int32_t MmaAttr::getTileCols() const {
+  const MatrixInstr &instr = findInstr(getInstr());
+  return getTransposed() ? instr.m : instr.n;
+}
+
+LinearLayout MmaAttr::toLinearLayout(ArrayRef<int64_t> shape) const {
+  std::string d0 = dims::tileDim(0), d1 = dims::tileDim(1);
+  LinearLayout l = getFragment(2) *
                    LinearLayout::identity1D(getWarpsPerBlock()[0],
                                             dims::kWarp, d0) *
                    LinearLayout::identity1D(getWarpsPerBlock()[1],
@@ -136,15 +164,14 @@ LinearLayout MmaAttr::toLinearLayout(ArrayRef<int64_t> shape) const {
 int32_t MmaAttr::getNumWarps() const { return product(getWarpsPerBlock()); }
 
 LinearLayout OperandAttr::toLinearLayout(ArrayRef<int64_t> shape) const {
-  const MatrixInstr &instr = findInstr(getParent().getInstr());
   ArrayRef<int32_t> warps = getParent().getWarpsPerBlock();
   std::string d0 = dims::tileDim(0), d1 = dims::tileDim(1);
-  LinearLayout l;
+  LinearLayout l = getParent().getFragment(getIndex());
   if (getIndex() == 0)
-    l = instr.aLayout * LinearLayout::identity1D(warps[0], dims::kWarp, d0) *
+    l = l * LinearLayout::identity1D(warps[0], dims::kWarp, d0) *
         LinearLayout::zeros1D(warps[1], dims::kWarp, d1);
   else
-    l = instr.bLayout * LinearLayout::zeros1D(warps[0], dims::kWarp, d0) *
+    l = l * LinearLayout::zeros1D(warps[0], dims::kWarp, d0) *
         LinearLayout::identity1D(warps[1], dims::kWarp, d1);
   return l.fitToShape(toSizes(shape), dims::kRegister);
 }
@@ -315,24 +342,32 @@ OperandAttr::verifyEncoding(ArrayRef<int64_t> shape, Type elementType,
 }
 
 LinearLayout kiln::gpu::getSharedLayout(ArrayRef<int32_t> shape,
-                                        int64_t elemBytes) {
-  // Row-major: the offset's low bits walk the last dimension.
+                                        int64_t elemBytes,
+                                        ArrayRef<unsigned> order) {
   unsigned rank = shape.size();
+  // Dimensions fastest first: `order`, by default row-major (the offset's
+  // low bits walk the last dimension).
+  SmallVector<unsigned, 3> dimsFastFirst(order.begin(), order.end());
+  if (dimsFastFirst.empty())
+    for (unsigned d = rank; d-- > 0;)
+      dimsFastFirst.push_back(d);
+  assert(dimsFastFirst.size() == rank && "order names every dimension");
   LinearLayout::InDim offset{dims::kOffset.str(), {}};
   SmallVector<LinearLayout::OutDim, 3> outs;
   for (unsigned d = 0; d < rank; ++d)
     outs.push_back({dims::tileDim(d), shape[d]});
-  for (unsigned d = rank; d-- > 0;)
+  for (unsigned d : dimsFastFirst)
     for (int32_t c = 1; c < shape[d]; c *= 2) {
       LinearLayout::Basis b(rank, 0);
       b[d] = c;
       offset.bases.push_back(std::move(b));
     }
   if (rank >= 2 && elemBytes <= 16) {
-    // The rows are the second-to-last dimension (leading dimensions, unit
-    // ones from a view's box included, stack whole row-major tiles).
-    // Chunks of 16 bytes; a bank line is 128 bytes (32 banks of 4).
-    int32_t rows = shape[rank - 2], cols = shape[rank - 1];
+    // The rows are the second-fastest dimension (slower ones, unit ones
+    // from a view's box included, stack whole tiles). Chunks of 16 bytes;
+    // a bank line is 128 bytes (32 banks of 4).
+    unsigned colDim = dimsFastFirst[0];
+    int32_t rows = shape[dimsFastFirst[1]], cols = shape[colDim];
     int32_t chunkElems = int32_t(16 / elemBytes);
     int32_t chunks = std::max(1, cols / chunkElems);
     int64_t rowBytes = int64_t(cols) * elemBytes;
@@ -345,7 +380,7 @@ LinearLayout kiln::gpu::getSharedLayout(ArrayRef<int32_t> shape,
       unsigned k = j - phaseShift;
       if (j < phaseShift || k >= llvm::Log2_32(maxPhase))
         continue;
-      offset.bases[colBits + j][rank - 1] ^= chunkElems << k;
+      offset.bases[colBits + j][colDim] ^= chunkElems << k;
     }
   }
   return LinearLayout({std::move(offset)}, std::move(outs));

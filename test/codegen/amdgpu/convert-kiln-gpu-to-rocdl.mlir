@@ -190,3 +190,30 @@ module attributes {kiln_gpu.target = "gfx942", kiln_gpu.warps = 4 : i32} {
     return
   }
 }
+
+// -----
+
+// Elementwise arithmetic on per-thread vectors of 64-bit values (a tile of
+// addresses) is one scalar op per element, so that lanes nothing reads
+// vanish (LLVM's AMDGPU selection kept such vectors whole, in SGPR copies
+// that spilled): here only element 1 of the sum is read, and only it is
+// computed. 32-bit vectors stay vectors.
+// CHECK-LABEL: llvm.func @wide(
+// CHECK: llvm.extractelement %{{.*}} : vector<4xi64>
+// CHECK: llvm.extractelement %{{.*}} : vector<4xi64>
+// CHECK-NEXT: llvm.add %{{.*}}, %{{.*}} : i64
+// CHECK-NOT: vector<4xi64>
+// CHECK: llvm.add %{{.*}}, %{{.*}} : vector<4xi32>
+module attributes {kiln_gpu.target = "gfx942", kiln_gpu.warps = 4 : i32} {
+  func.func @wide(%p: vector<4xi64>, %o: vector<4xi64>, %i: vector<4xi32>) attributes {kiln.kernel} {
+    %q = arith.addi %p, %o : vector<4xi64>
+    %j = arith.addi %i, %i : vector<4xi32>
+    %a = vector.extract %q[1] : i64 from vector<4xi64>
+    %b = vector.extract %j[1] : i32 from vector<4xi32>
+    %c = arith.extui %b : i32 to i64
+    %d = arith.addi %a, %c : i64
+    %v = kiln_gpu.load %d alignment 4 : vector<1xf32>
+    kiln_gpu.store %d, %v alignment 4 : vector<1xf32>
+    return
+  }
+}
