@@ -149,6 +149,8 @@ GPUTarget amd(const char *arch, Family family, double bandwidth,
   // asynchronous copies (yet).
   t.hasAsyncCopy = false;
   t.hasMatrixLoad = false;
+  // Buffer loads and stores (raw buffer resources, stride 0).
+  t.hasRangeCheckedAccess = true;
   switch (family) {
   case Family::CDNA2:
   case Family::CDNA3:

@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 
 namespace kiln::amdgpu {
 #define GEN_PASS_DEF_CONVERTKILNGPUTOROCDL
@@ -47,6 +48,111 @@ Value intrinsic(OpBuilder &b, Location loc, StringRef name, Type result,
   return LLVM::CallIntrinsicOp::create(b, loc, result,
                                        b.getStringAttr(name), args)
       .getResult(0);
+}
+
+/// Buffer accesses (the offset form of kiln_gpu.load/store). A raw buffer
+/// resource (stride 0) over the uniform base with a range of 2^31 bytes:
+/// an offset at or past the range reads zero and writes nothing, so a
+/// masked thread's offset is moved to 2^31 instead of branching around
+/// the access.
+constexpr int64_t kBufferRange = int64_t(1) << 31;
+
+/// The resource's fourth word (format and range-check mode): GFX9 (CDNA)
+/// and GFX10+ (RDNA) lay it out differently.
+int32_t bufferFlags(StringRef arch) {
+  return arch.starts_with("gfx9") ? 0x00027000 : 0x31027000;
+}
+
+/// The integer type a buffer access of `vt` moves (LLVM's buffer
+/// intrinsics take i8, i16, i32 and vectors of i32), or null.
+Type bufferAccessType(VectorType vt) {
+  int64_t bits = vt.getNumElements() * vt.getElementTypeBitWidth();
+  MLIRContext *ctx = vt.getContext();
+  if (bits == 8 || bits == 16 || bits == 32)
+    return IntegerType::get(ctx, bits);
+  if (bits % 32 == 0 && bits <= 128)
+    return VectorType::get({bits / 32}, IntegerType::get(ctx, 32));
+  return Type();
+}
+
+/// The resource over `base` (uniform: read from the first lane, which
+/// keeps it in SGPRs) and this thread's offset, moved past the range
+/// where `mask` is false.
+std::pair<Value, Value> bufferAddress(OpBuilder &b, Location loc, Value base,
+                                      Value offset, Value mask,
+                                      StringRef arch) {
+  MLIRContext *ctx = b.getContext();
+  Value uniform = ROCDL::ReadfirstlaneOp::create(b, loc, b.getI64Type(), base);
+  Value ptr = LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(ctx, kGlobalAddressSpace), uniform);
+  Value rsrc = ROCDL::MakeBufferRsrcOp::create(
+      b, loc, LLVM::LLVMPointerType::get(ctx, 8), ptr,
+      LLVM::ConstantOp::create(b, loc, b.getI16Type(), b.getI16IntegerAttr(0)),
+      LLVM::ConstantOp::create(b, loc, b.getI64Type(),
+                               b.getI64IntegerAttr(kBufferRange)),
+      i32Const(b, loc, bufferFlags(arch)));
+  if (mask)
+    offset = LLVM::SelectOp::create(
+        b, loc, mask, offset, i32Const(b, loc, int32_t(uint32_t(kBufferRange))));
+  return {rsrc, offset};
+}
+
+/// Whether `v` is a constant zero (integer 0 or +0.0 everywhere).
+bool isZeroConstant(Value v) {
+  Attribute a;
+  if (!matchPattern(v, m_Constant(&a)))
+    return false;
+  auto dense = dyn_cast<DenseElementsAttr>(a);
+  if (!dense || !dense.isSplat())
+    return false;
+  if (auto f = dyn_cast<FloatAttr>(dense.getSplatValue<Attribute>()))
+    return f.getValue().isPosZero();
+  if (auto i = dyn_cast<IntegerAttr>(dense.getSplatValue<Attribute>()))
+    return i.getValue().isZero();
+  return false;
+}
+
+/// kiln_gpu.load / store in the offset form as buffer accesses; false
+/// (nothing done) for other ops and for sizes the intrinsics do not move.
+bool lowerBufferAccess(OpBuilder &b, Operation *op, StringRef arch) {
+  Location loc = op->getLoc();
+  if (auto load = dyn_cast<GlobalLoadOp>(op)) {
+    Type moved = load.getOffset() ? bufferAccessType(load.getType()) : Type();
+    if (!moved)
+      return false;
+    auto [rsrc, offset] = bufferAddress(b, loc, load.getAddr(),
+                                        load.getOffset(), load.getMask(), arch);
+    Value zero = i32Const(b, loc, 0);
+    Value raw = ROCDL::RawPtrBufferLoadOp::create(
+        b, loc, moved, rsrc, offset, zero, zero, ArrayAttr(), ArrayAttr(),
+        ArrayAttr());
+    // `other` where masked, selected on the bits (LLVM 22's AMDGPU
+    // assembly printer crashes on some selects of bf16 vectors on gfx11).
+    if (load.getMask() && load.getOther() && !isZeroConstant(load.getOther()))
+      raw = LLVM::SelectOp::create(
+          b, loc, load.getMask(), raw,
+          LLVM::BitcastOp::create(b, loc, moved, load.getOther()));
+    load.replaceAllUsesWith(
+        LLVM::BitcastOp::create(b, loc, load.getType(), raw).getResult());
+    load.erase();
+    return true;
+  }
+  if (auto store = dyn_cast<GlobalStoreOp>(op)) {
+    auto vt = cast<VectorType>(store.getValue().getType());
+    Type moved = store.getOffset() ? bufferAccessType(vt) : Type();
+    if (!moved)
+      return false;
+    auto [rsrc, offset] = bufferAddress(b, loc, store.getAddr(),
+                                        store.getOffset(), store.getMask(),
+                                        arch);
+    Value zero = i32Const(b, loc, 0);
+    Value raw = LLVM::BitcastOp::create(b, loc, moved, store.getValue());
+    ROCDL::RawPtrBufferStoreOp::create(b, loc, raw, rsrc, offset, zero, zero,
+                                       ArrayAttr(), ArrayAttr(), ArrayAttr());
+    store.erase();
+    return true;
+  }
+  return false;
 }
 
 /// A 32-bit lane exchange through `ds_bpermute` (any source lane of the
@@ -267,13 +373,13 @@ void lowerPrintf(OpBuilder &b, Location loc, PrintfOp op, Value printBuffer) {
 }
 
 LogicalResult lowerPrimitives(ModuleOp module, int32_t threads,
-                              int32_t waveSize) {
+                              int32_t waveSize, StringRef arch) {
   // The module's print formats, once each (kiln_gpu.print_formats).
   SmallVector<Attribute> formats;
   auto result = module.walk([&](Operation *op) -> WalkResult {
     OpBuilder b(op);
     Location loc = op->getLoc();
-    if (lowerMemoryAccess(b, op))
+    if (lowerBufferAccess(b, op, arch) || lowerMemoryAccess(b, op))
       return WalkResult::advance();
     auto tid = [&] {
       return intrinsic(b, loc, "llvm.amdgcn.workitem.id.x", b.getI32Type(),
@@ -400,7 +506,7 @@ struct ConvertKilnGPUToROCDLPass
     }
     declareDynamicShared(module);
 
-    if (failed(lowerPrimitives(module, threads, target->warpSize)))
+    if (failed(lowerPrimitives(module, threads, target->warpSize, target->arch)))
       return signalPassFailure();
 
     // Math without ocml (compiler/GPU/MathExpansion.h): exp2, log2, exp

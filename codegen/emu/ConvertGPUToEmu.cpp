@@ -208,7 +208,8 @@ LogicalResult Lowering::lower(Operation *op) {
     np.replaceAllUsesWith(field(
         b, loc, kNumPrograms + 4 * int32_t(np.getAxis()), i32Ty));
   } else if (auto load = dyn_cast<GlobalLoadOp>(op)) {
-    Value ptr = hostPtr(b, loc, load.getAddr());
+    Value ptr = hostPtr(
+        b, loc, accessAddress(b, loc, load.getAddr(), load.getOffset()));
     int64_t bytes = load.getType().getNumElements() *
                     load.getType().getElementTypeBitWidth() / 8;
     Value v;
@@ -236,7 +237,8 @@ LogicalResult Lowering::lower(Operation *op) {
     }
     load.replaceAllUsesWith(v);
   } else if (auto store = dyn_cast<GlobalStoreOp>(op)) {
-    Value ptr = hostPtr(b, loc, store.getAddr());
+    Value ptr = hostPtr(
+        b, loc, accessAddress(b, loc, store.getAddr(), store.getOffset()));
     if (checked) {
       auto vt = cast<VectorType>(store.getValue().getType());
       int64_t bytes = vt.getNumElements() * vt.getElementTypeBitWidth() / 8;

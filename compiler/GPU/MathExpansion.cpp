@@ -113,7 +113,11 @@ LogicalResult kiln::gpu::lowerGPUMath(
   math::populateExpansionPatterns(
       patterns, {"powf", "fpowi", "tan", "sinh", "cosh", "asinh", "acosh",
                  "atanh", "ctlz", "roundeven"});
-  auto needsExpansion = [&](StringRef name) { return !isNative(name); };
+  // MLIR's predicates get full op names ("math.exp").
+  auto needsExpansion = [&](StringRef name) {
+    name.consume_front("math.");
+    return !isNative(name);
+  };
   populateMathF32ExpansionPatterns(patterns, needsExpansion);
   // ceildiv, floordiv and friends as plain integer arithmetic (and nothing
   // else of arith-expand: maximumf/minimumf stay, for LLVM's

@@ -156,13 +156,23 @@ void kiln::gpu::declareDynamicShared(ModuleOp module) {
                          /*alignment=*/16, kSharedAddressSpace);
 }
 
+Value kiln::gpu::accessAddress(OpBuilder &b, Location loc, Value addr,
+                               Value offset) {
+  if (!offset)
+    return addr;
+  Value wide = LLVM::ZExtOp::create(b, loc, b.getI64Type(), offset);
+  return LLVM::AddOp::create(b, loc, addr, wide);
+}
+
 bool kiln::gpu::lowerMemoryAccess(OpBuilder &b, Operation *op) {
   Location loc = op->getLoc();
   if (auto load = dyn_cast<GlobalLoadOp>(op)) {
+    Value addr = accessAddress(b, loc, load.getAddr(), load.getOffset());
     load.replaceAllUsesWith(
-        lowerGlobalLoad(b, load, globalPointer(b, loc, load.getAddr())));
+        lowerGlobalLoad(b, load, globalPointer(b, loc, addr)));
   } else if (auto store = dyn_cast<GlobalStoreOp>(op)) {
-    lowerGlobalStore(b, store, globalPointer(b, loc, store.getAddr()));
+    Value addr = accessAddress(b, loc, store.getAddr(), store.getOffset());
+    lowerGlobalStore(b, store, globalPointer(b, loc, addr));
   } else if (auto sl = dyn_cast<SharedLoadOp>(op)) {
     VectorType vt = sl.getType();
     Value v = LLVM::LoadOp::create(

@@ -32,6 +32,11 @@ constexpr unsigned kGlobalAddressSpace = 1, kSharedAddressSpace = 3;
 /// as integers).
 mlir::Value globalPointer(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::Value addr);
+
+/// The address (i64) a `kiln_gpu.load`/`store` accesses: `addr`, or
+/// `addr + zext(offset)` in their offset form (`offset` non-null).
+mlir::Value accessAddress(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value addr, mlir::Value offset);
 /// The address of byte `offset` of a shared buffer (its allocation's offset
 /// into the dynamic shared array declareDynamicShared makes).
 mlir::Value sharedPointer(mlir::OpBuilder &b, mlir::Location loc,

@@ -69,6 +69,12 @@ struct GPUTarget {
   /// Warp-cooperative 8x8 (16-bit) shared -> register matrix loads
   /// (feeding the matrix instructions' operand layouts).
   bool hasMatrixLoad = false;
+  /// Range-checked global accesses: a uniform 64-bit base plus a 32-bit
+  /// per-thread offset, where an offset past the range reads zero and
+  /// writes nothing (AMD's buffer instructions). Accesses whose offsets
+  /// provably stay below 2^31 bytes take the `kiln_gpu.load`/`store`
+  /// base + offset form, with no branch around masked ones.
+  bool hasRangeCheckedAccess = false;
   /// Matrix instructions, best first for each type combination.
   std::vector<MatrixInstr> matrixInstrs;
   /// Peak numbers for `kiln run --bench` shares (0: unknown).

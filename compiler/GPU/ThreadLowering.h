@@ -183,11 +183,29 @@ struct AccessPlan {
 AccessPlan planAccess(const Context &c, mlir::Value ptr, mlir::Value mask,
                       mlir::RankedTensorType ptrType);
 
+/// An access through a tile of pointers in the offset form of
+/// `kiln_gpu.load`/`store`: the uniform base address (i64) and this
+/// thread's byte offset from it per register (vector of i32).
+struct OffsetAccess {
+  mlir::Value base, offsets;
+};
+
+/// The offset form of accesses through `ptrTile` (`vector` elements
+/// each), on a target with range-checked accesses, when the pointers are
+/// a scalar pointer plus scalar offsets (the uniform base) plus tiles of
+/// offsets that stay in [0, 2^31) bytes whatever the scalars are. As in
+/// the axis analysis, the offsets are assumed not to wrap around, so that
+/// `p + (u + l)` is `(p + u) + l`. nullopt otherwise (then the accesses
+/// take the tile of addresses).
+std::optional<OffsetAccess>
+planOffsetAccess(mlir::ConversionPatternRewriter &b, mlir::Location loc,
+                 const Context &c, mlir::Value ptrTile, int32_t vector);
+
 /// The registers of a load through the tile of pointers `ptrTile` (masked
 /// by `maskTile`, may be null), given their per-thread forms `ptr`, `mask`
 /// and `other` (null: zero): as many consecutive elements per access as
 /// planAccess allows.
-mlir::Value loadRegisters(mlir::OpBuilder &b, mlir::Location loc,
+mlir::Value loadRegisters(mlir::ConversionPatternRewriter &b, mlir::Location loc,
                           const Context &c, mlir::Value ptrTile,
                           mlir::Value maskTile, mlir::Value ptr,
                           mlir::Value mask, mlir::Value other,

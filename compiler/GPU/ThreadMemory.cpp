@@ -14,25 +14,250 @@
 #include "compiler/GPU/StageUtils.h"
 #include "compiler/GPU/TargetDesc.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::gpu;
 using namespace kiln::gpu::threads;
 
-Value kiln::gpu::threads::loadRegisters(OpBuilder &b, Location loc,
-                                        const Context &c, Value ptrTile,
-                                        Value maskTile, Value ptr, Value mask,
-                                        Value other, VectorType type) {
+//===----------------------------------------------------------------------===//
+// Uniform base + 32-bit offsets (targets with range-checked accesses)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The scalar every element of `v` equals (through splats, broadcasts,
+/// expand_dims, reshapes and layout conversions), or null.
+Value uniformScalar(Value v) {
+  for (int depth = 0; depth < 8; ++depth) {
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return Value();
+    if (auto splat = dyn_cast<kiln::SplatOp>(def))
+      return splat->getOperand(0);
+    if (!isa<kiln::BroadcastOp, kiln::ExpandDimsOp, kiln::ReshapeOp,
+             ConvertLayoutOp>(def))
+      return Value();
+    v = def->getOperand(0);
+  }
+  return Value();
+}
+
+/// M such that every element of the integer tile or scalar `v` lies in
+/// [0, M], or nullopt: constants, aranges, and what sums, products,
+/// masks, remainders, quotients, shifts, extensions, selects and minima
+/// keep bounded. Never more than 2^40 (no overflow in the arithmetic).
+std::optional<int64_t> nonNegativeBound(Value v, int depth = 0) {
+  constexpr int64_t kLimit = int64_t(1) << 40;
+  if (depth > 16)
+    return std::nullopt;
+  auto bounded = [&](int64_t m) -> std::optional<int64_t> {
+    if (m < 0 || m > kLimit)
+      return std::nullopt;
+    return m;
+  };
+  auto constant = [](Value x) -> std::optional<int64_t> {
+    APInt value;
+    if (matchPattern(x, m_ConstantInt(&value)))
+      return value.getSExtValue();
+    return std::nullopt;
+  };
+  if (std::optional<int64_t> k = constant(v))
+    return bounded(*k);
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  if (auto cst = dyn_cast<arith::ConstantOp>(def)) {
+    auto dense = dyn_cast<DenseIntElementsAttr>(cst.getValue());
+    if (!dense)
+      return std::nullopt;
+    int64_t m = 0;
+    for (const APInt &e : dense.getValues<APInt>()) {
+      if (e.isNegative() || e.getActiveBits() > 40)
+        return std::nullopt;
+      m = std::max(m, int64_t(e.getZExtValue()));
+    }
+    return m;
+  }
+  auto of = [&](Value x) { return nonNegativeBound(x, depth + 1); };
+  if (auto range = dyn_cast<kiln::ArangeOp>(def)) {
+    std::optional<int64_t> lo = constant(range.getLo());
+    std::optional<int64_t> hi = constant(range.getHi());
+    if (!lo || !hi || *lo < 0 || *hi <= *lo)
+      return std::nullopt;
+    return bounded(*hi - 1);
+  }
+  if (isa<kiln::SplatOp, kiln::BroadcastOp, kiln::ExpandDimsOp,
+          kiln::ReshapeOp, kiln::TransOp, ConvertLayoutOp, arith::ExtSIOp,
+          arith::ExtUIOp>(def))
+    return of(def->getOperand(0));
+  if (isa<arith::TruncIOp>(def)) {
+    std::optional<int64_t> m = of(def->getOperand(0));
+    unsigned bits = getElementTypeOrSelf(v.getType()).getIntOrFloatBitWidth();
+    if (!m || bits < 2 || (bits <= 40 && *m >= (int64_t(1) << (bits - 1))))
+      return std::nullopt;
+    return m;
+  }
+  if (def->getNumOperands() != 2 && !isa<arith::SelectOp>(def))
+    return std::nullopt;
+  if (auto sel = dyn_cast<arith::SelectOp>(def)) {
+    std::optional<int64_t> a = of(sel.getTrueValue());
+    std::optional<int64_t> b = of(sel.getFalseValue());
+    if (!a || !b)
+      return std::nullopt;
+    return std::max(*a, *b);
+  }
+  Value lhs = def->getOperand(0), rhs = def->getOperand(1);
+  std::optional<int64_t> a = of(lhs);
+  std::optional<int64_t> b = of(rhs);
+  if (isa<arith::AddIOp>(def) && a && b)
+    return bounded(*a + *b);
+  if (isa<arith::MulIOp>(def) && a && b)
+    return (*a == 0 || *b <= kLimit / *a) ? bounded(*a * *b) : std::nullopt;
+  if (isa<arith::AndIOp>(def) && (a || b))
+    return std::min(a.value_or(kLimit), b.value_or(kLimit));
+  if (isa<arith::MinSIOp, arith::MinUIOp>(def) && a && b)
+    return std::min(*a, *b);
+  if (isa<arith::MaxSIOp, arith::MaxUIOp>(def) && a && b)
+    return std::max(*a, *b);
+  std::optional<int64_t> k = constant(rhs);
+  if (!k || *k <= 0)
+    return std::nullopt;
+  if (isa<arith::RemUIOp>(def) || (isa<arith::RemSIOp>(def) && a))
+    return std::min(*k - 1, a.value_or(kLimit));
+  if (isa<arith::DivUIOp, arith::DivSIOp>(def) && a)
+    return *a / *k;
+  if (isa<arith::ShRUIOp, arith::ShRSIOp>(def) && a && *k < 63)
+    return *a >> *k;
+  if (isa<arith::ShLIOp>(def) && a && *k < 40)
+    return bounded(*a << *k);
+  return std::nullopt;
+}
+
+/// A tile of pointers as `P + U_1 + ... + L_1 + ...` (elements): P a
+/// scalar pointer, U_i scalars, L_j tiles in the pointer tile's layout.
+struct OffsetTerms {
+  Value pointer;
+  SmallVector<Value> uniform, lanes;
+};
+
+void collectOffsetTerms(Value offset, OffsetTerms &terms) {
+  if (auto add = offset.getDefiningOp<arith::AddIOp>()) {
+    collectOffsetTerms(add.getLhs(), terms);
+    collectOffsetTerms(add.getRhs(), terms);
+  } else if (Value u = uniformScalar(offset)) {
+    terms.uniform.push_back(u);
+  } else {
+    terms.lanes.push_back(offset);
+  }
+}
+
+bool collectPointerTerms(Value ptr, OffsetTerms &terms) {
+  if (auto add = ptr.getDefiningOp<kiln::AddPtrOp>()) {
+    if (!collectPointerTerms(add.getPtr(), terms))
+      return false;
+    collectOffsetTerms(add.getOffset(), terms);
+    return true;
+  }
+  terms.pointer = uniformScalar(ptr);
+  return bool(terms.pointer);
+}
+
+} // namespace
+
+std::optional<OffsetAccess> kiln::gpu::threads::planOffsetAccess(
+    ConversionPatternRewriter &b, Location loc, const Context &c,
+    Value ptrTile, int32_t vector) {
+  if (!c.target->hasRangeCheckedAccess)
+    return std::nullopt;
+  auto ptrType = cast<RankedTensorType>(ptrTile.getType());
+  Type elem = getPointeeType(ptrType);
+  if (!elem.isIntOrFloat() || elem.getIntOrFloatBitWidth() % 8 != 0)
+    return std::nullopt;
+  int64_t bytes = getElementBytes(elem);
+  OffsetTerms terms;
+  if (!collectPointerTerms(ptrTile, terms))
+    return std::nullopt;
+  // The lanes' offsets, with the widest access, stay below 2^31 bytes.
+  int64_t reach = 0;
+  for (Value l : terms.lanes) {
+    std::optional<int64_t> m = nonNegativeBound(l);
+    if (!m)
+      return std::nullopt;
+    reach += *m;
+  }
+  if ((reach + vector) * bytes >= (int64_t(1) << 31))
+    return std::nullopt;
+  // Every term's per-thread value (converted before this op).
+  Value base = b.getRemappedValue(terms.pointer);
+  if (!base || !base.getType().isInteger(64))
+    return std::nullopt;
+  Type i64 = b.getI64Type(), i32 = b.getI32Type();
+  SmallVector<Value> uniform, lanes;
+  for (Value u : terms.uniform) {
+    Value v = b.getRemappedValue(u);
+    if (!v || !v.getType().isSignlessInteger())
+      return std::nullopt;
+    uniform.push_back(v);
+  }
+  for (Value l : terms.lanes) {
+    Value v = b.getRemappedValue(l);
+    auto vt = v ? dyn_cast<VectorType>(v.getType()) : VectorType();
+    if (!vt || vt.getNumElements() != getRegistersPerThread(ptrType) ||
+        !vt.getElementType().isSignlessInteger())
+      return std::nullopt;
+    lanes.push_back(v);
+  }
+  OffsetAccess a;
+  a.base = base;
+  for (Value u : uniform) {
+    if (u.getType() != i64)
+      u = arith::ExtSIOp::create(b, loc, i64, u);
+    Value scaled = arith::MulIOp::create(
+        b, loc, u, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(bytes)));
+    a.base = arith::AddIOp::create(b, loc, a.base, scaled);
+  }
+  auto offsetType = VectorType::get({getRegistersPerThread(ptrType)}, i32);
+  a.offsets = arith::ConstantOp::create(
+      b, loc, offsetType,
+      DenseElementsAttr::get(offsetType, b.getI32IntegerAttr(0)));
+  for (Value l : lanes) {
+    auto vt = cast<VectorType>(l.getType());
+    if (vt.getElementTypeBitWidth() > 32)
+      l = arith::TruncIOp::create(b, loc, offsetType, l);
+    else if (vt.getElementTypeBitWidth() < 32)
+      l = arith::ExtSIOp::create(b, loc, offsetType, l);
+    a.offsets = arith::AddIOp::create(b, loc, a.offsets, l);
+  }
+  a.offsets = arith::MulIOp::create(
+      b, loc, a.offsets,
+      arith::ConstantOp::create(
+          b, loc, offsetType,
+          DenseElementsAttr::get(offsetType,
+                                 b.getI32IntegerAttr(int32_t(bytes)))));
+  (void)i32;
+  return a;
+}
+
+Value kiln::gpu::threads::loadRegisters(ConversionPatternRewriter &b,
+                                        Location loc, const Context &c,
+                                        Value ptrTile, Value maskTile,
+                                        Value ptr, Value mask, Value other,
+                                        VectorType type) {
   auto ptrType = cast<RankedTensorType>(ptrTile.getType());
   AccessPlan p = planAccess(c, ptrTile, maskTile, ptrType);
+  std::optional<OffsetAccess> at =
+      planOffsetAccess(b, loc, c, ptrTile, p.vector);
   auto part = VectorType::get({p.vector}, type.getElementType());
   Value result = arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
   for (int64_t r = 0; r < type.getNumElements(); r += p.vector) {
     Value v = GlobalLoadOp::create(
-        b, loc, part, extractElement(b, loc, ptr, r),
+        b, loc, part, at ? at->base : extractElement(b, loc, ptr, r),
+        at ? extractElement(b, loc, at->offsets, r) : Value(),
         mask ? extractElement(b, loc, mask, r) : Value(),
         other ? extractSlice(b, loc, other, r, p.vector) : Value(),
         b.getI64IntegerAttr(p.alignment));
@@ -110,7 +335,7 @@ struct LoadPattern : ThreadPattern<kiln::LoadOp> {
       if (adaptor.getOther())
         other = vector::BroadcastOp::create(b, loc, vt, adaptor.getOther());
       Value v = GlobalLoadOp::create(
-          b, loc, vt, adaptor.getPtr(), adaptor.getMask(), other,
+          b, loc, vt, adaptor.getPtr(), Value(), adaptor.getMask(), other,
           b.getI64IntegerAttr(getElementBytes(op.getType())));
       b.replaceOp(op, extractElement(b, loc, v, 0));
       return success();
@@ -134,7 +359,7 @@ struct StorePattern : ThreadPattern<kiln::StoreOp> {
       auto vt = VectorType::get({1}, adaptor.getValue().getType());
       Value v = vector::BroadcastOp::create(b, loc, vt, adaptor.getValue());
       GlobalStoreOp::create(
-          b, loc, adaptor.getPtr(), v, adaptor.getMask(),
+          b, loc, adaptor.getPtr(), Value(), v, adaptor.getMask(),
           b.getI64IntegerAttr(getElementBytes(op.getValue().getType())));
       b.eraseOp(op);
       return success();
@@ -146,15 +371,18 @@ struct StorePattern : ThreadPattern<kiln::StoreOp> {
     // hardware merges them; registers that repeat are skipped.
     uint32_t copies =
         getLinearLayout(ptrType).getFreeVariableMask(dims::kRegister);
+    std::optional<OffsetAccess> at =
+        planOffsetAccess(b, loc, c, op.getPtr(), p.vector);
     for (int64_t r = 0; r < vt.getNumElements(); r += p.vector) {
       if (uint32_t(r) & copies)
         continue;
-      Value addr = extractElement(b, loc, adaptor.getPtr(), r);
+      Value addr = at ? at->base : extractElement(b, loc, adaptor.getPtr(), r);
+      Value offset = at ? extractElement(b, loc, at->offsets, r) : Value();
       Value mask = adaptor.getMask()
                        ? extractElement(b, loc, adaptor.getMask(), r)
                        : Value();
       Value v = extractSlice(b, loc, adaptor.getValue(), r, p.vector);
-      GlobalStoreOp::create(b, loc, addr, v, mask,
+      GlobalStoreOp::create(b, loc, addr, offset, v, mask,
                             b.getI64IntegerAttr(p.alignment));
     }
     b.eraseOp(op);

@@ -151,36 +151,50 @@ def KilnGPU_GlobalLoadOp : KilnGPU_Op<"load", [AttrSizedOperandSegments,
     is a multiple of `alignment` bytes (the backend may emit one access
     of N × element size bytes when the alignment allows).
 
+    With `[offset]` (i32), the address is `addr + zext(offset)`, and the
+    op promises that `addr` is the same in every thread of the program
+    and that `offset` is below 2^31 wherever `mask` is true (its value is
+    unspecified where `mask` is false). A target with range-checked
+    accesses (AMD's buffer loads) then reads with no branch: the masked
+    threads' offset is moved past the range, which reads zero.
+
     ```mlir
     %v = kiln_gpu.load %addr, mask %m, other %o alignment 16 : vector<4xf32>
+    %w = kiln_gpu.load %base[%off], mask %m alignment 16 : vector<4xf32>
     ```
   }];
-  let arguments = (ins I64:$addr, Optional<I1>:$mask,
+  let arguments = (ins I64:$addr, Optional<I32>:$offset, Optional<I1>:$mask,
                        Optional<AnyVectorOfNonZeroRank>:$other,
                        I64Attr:$alignment);
   let results = (outs AnyVectorOfNonZeroRank:$result);
   let assemblyFormat = [{
-    $addr (`,` `mask` $mask^)? (`,` `other` $other^)? `alignment` $alignment
-    attr-dict `:` type($result)
+    $addr (`[` $offset^ `]`)? (`,` `mask` $mask^)? (`,` `other` $other^)?
+    `alignment` $alignment attr-dict `:` type($result)
   }];
   let hasVerifier = 1;
 }
 
-def KilnGPU_GlobalStoreOp : KilnGPU_Op<"store"> {
+def KilnGPU_GlobalStoreOp : KilnGPU_Op<"store", [AttrSizedOperandSegments]> {
   let summary = "store consecutive elements to global memory";
   let description = [{
     Writes the N elements of `value` to the global address `addr` (bytes)
     onwards when `mask` is true. `addr` is a multiple of `alignment`.
+    With `[offset]` (i32), the address is `addr + zext(offset)`, with the
+    promises of `kiln_gpu.load`'s offset form (a uniform `addr`, an
+    offset below 2^31 wherever `mask` is true): a masked thread's offset
+    is moved past the range, where a range-checked store writes nothing.
 
     ```mlir
     kiln_gpu.store %addr, %v, mask %m alignment 16 : vector<4xf32>
+    kiln_gpu.store %base[%off], %v, mask %m alignment 16 : vector<4xf32>
     ```
   }];
-  let arguments = (ins I64:$addr, AnyVectorOfNonZeroRank:$value,
+  let arguments = (ins I64:$addr, Optional<I32>:$offset,
+                       AnyVectorOfNonZeroRank:$value,
                        Optional<I1>:$mask, I64Attr:$alignment);
   let assemblyFormat = [{
-    $addr `,` $value (`,` `mask` $mask^)? `alignment` $alignment attr-dict
-    `:` type($value)
+    $addr (`[` $offset^ `]`)? `,` $value (`,` `mask` $mask^)? `alignment`
+    $alignment attr-dict `:` type($value)
   }];
   let hasVerifier = 1;
 }

@@ -106,17 +106,24 @@ module attributes {kiln_gpu.target = "gfx1100", kiln_gpu.warps = 4 : i32} {
 
 // -----
 
-// Atomics at agent scope; trap is s_trap (llvm.trap); exp2 stays the
-// intrinsic (v_exp_f32), sin becomes arithmetic: no library call.
+// Atomics at agent scope; trap is s_trap (llvm.trap); exp2, exp, log2
+// and log stay intrinsics (the backend expands them around v_exp_f32 and
+// v_log_f32; no polynomial), sin becomes arithmetic: no library call.
 // CHECK-LABEL: llvm.func @effects(
 // CHECK: llvm.atomicrmw fadd %{{.*}}, %{{.*}} syncscope("agent") acq_rel : !llvm.ptr<1>, f32
 // CHECK: llvm.intr.exp2(%{{.*}}) : (f32) -> f32
+// CHECK: llvm.intr.exp(%{{.*}}) : (f32) -> f32
+// CHECK: llvm.intr.log(%{{.*}}) : (f32) -> f32
+// CHECK: llvm.intr.log2(%{{.*}}) : (f32) -> f32
 // CHECK: llvm.intr.trap
 // CHECK-NOT: llvm.call @
 module attributes {kiln_gpu.target = "gfx942", kiln_gpu.warps = 4 : i32} {
   func.func @effects(%p: i64, %x: f32, %m: i1) attributes {kiln.kernel} {
     %old = kiln_gpu.atomic_rmw "add" %p, %x, mask %m : f32
-    %e = math.exp2 %old : f32
+    %e2 = math.exp2 %old : f32
+    %e1 = math.exp %e2 : f32
+    %l1 = math.log %e1 : f32
+    %e = math.log2 %l1 : f32
     %s = math.sin %e : f32
     %sv = vector.broadcast %s : f32 to vector<1xf32>
     kiln_gpu.store %p, %sv alignment 4 : vector<1xf32>
@@ -214,6 +221,58 @@ module attributes {kiln_gpu.target = "gfx942", kiln_gpu.warps = 4 : i32} {
     %d = arith.addi %a, %c : i64
     %v = kiln_gpu.load %d alignment 4 : vector<1xf32>
     kiln_gpu.store %d, %v alignment 4 : vector<1xf32>
+    return
+  }
+}
+
+// -----
+
+// The offset form of loads and stores is a buffer access: a raw resource
+// (stride 0, range 2^31 bytes, GFX9's format word) over the base read from
+// the first lane, and the offset moved to 2^31 (out of range: reads zero,
+// writes nothing) where the mask is false, with no branch. A load with a
+// non-zero `other` selects it where masked (on the bits: LLVM 22 crashes
+// printing some bf16 selects for gfx11); a zero `other` needs nothing.
+// Sizes are moved as i8/i16/i32 or vectors of i32.
+// CHECK-LABEL: llvm.func @buffers(
+// CHECK-NOT: llvm.cond_br
+// CHECK-DAG: %[[OOB:.*]] = llvm.mlir.constant(-2147483648 : i32) : i32
+// CHECK-DAG: %[[FLAGS:.*]] = llvm.mlir.constant(159744 : i32) : i32
+// CHECK-DAG: %[[RANGE:.*]] = llvm.mlir.constant(2147483648 : i64) : i64
+// CHECK-DAG: %[[STRIDE:.*]] = llvm.mlir.constant(0 : i16) : i16
+// CHECK: %[[B:.*]] = rocdl.readfirstlane %{{.*}} : i64
+// CHECK: %[[P:.*]] = llvm.inttoptr %[[B]] : i64 to !llvm.ptr<1>
+// CHECK: %[[R:.*]] = rocdl.make.buffer.rsrc %[[P]], %[[STRIDE]], %[[RANGE]], %[[FLAGS]] : <1> to <8>
+// CHECK: %[[O:.*]] = llvm.select %{{.*}}, %{{.*}}, %[[OOB]] : i1, i32
+// CHECK: %[[V:.*]] = rocdl.raw.ptr.buffer.load %[[R]], %[[O]], %{{.*}}, %{{.*}} : vector<4xi32>
+// CHECK: %[[OI:.*]] = llvm.bitcast %{{.*}} : vector<4xf32> to vector<4xi32>
+// CHECK: %[[S:.*]] = llvm.select %{{.*}}, %[[V]], %[[OI]] : i1, vector<4xi32>
+// CHECK: %[[H:.*]] = rocdl.raw.ptr.buffer.load %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : i16
+// CHECK: rocdl.raw.ptr.buffer.store %[[S]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<4xi32>
+// CHECK: rocdl.raw.ptr.buffer.store %[[H]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : i16
+// CHECK-NOT: llvm.cond_br
+module attributes {kiln_gpu.target = "gfx942", kiln_gpu.warps = 4 : i32} {
+  func.func @buffers(%p: i64, %off: i32, %m: i1, %o: vector<4xf32>) attributes {kiln.kernel} {
+    %v = kiln_gpu.load %p[%off], mask %m, other %o alignment 16 : vector<4xf32>
+    %zero = arith.constant dense<0.0> : vector<1xbf16>
+    %h = kiln_gpu.load %p[%off], mask %m, other %zero alignment 2 : vector<1xbf16>
+    kiln_gpu.store %p[%off], %v, mask %m alignment 16 : vector<4xf32>
+    kiln_gpu.store %p[%off], %h alignment 2 : vector<1xbf16>
+    return
+  }
+}
+
+// -----
+
+// RDNA's resource format word differs (GFX10+ layout).
+// CHECK-LABEL: llvm.func @rdna_buffers(
+// CHECK-DAG: %[[FLAGS:.*]] = llvm.mlir.constant(822243328 : i32) : i32
+// CHECK: rocdl.make.buffer.rsrc %{{.*}}, %{{.*}}, %{{.*}}, %[[FLAGS]] : <1> to <8>
+// CHECK: rocdl.raw.ptr.buffer.load %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : i32
+module attributes {kiln_gpu.target = "gfx1100", kiln_gpu.warps = 4 : i32} {
+  func.func @rdna_buffers(%p: i64, %off: i32) attributes {kiln.kernel} {
+    %v = kiln_gpu.load %p[%off] alignment 4 : vector<1xf32>
+    kiln_gpu.store %p, %v alignment 4 : vector<1xf32>
     return
   }
 }
