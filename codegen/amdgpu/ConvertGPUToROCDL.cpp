@@ -97,21 +97,6 @@ std::pair<Value, Value> bufferAddress(OpBuilder &b, Location loc, Value base,
   return {rsrc, offset};
 }
 
-/// Whether `v` is a constant zero (integer 0 or +0.0 everywhere).
-bool isZeroConstant(Value v) {
-  Attribute a;
-  if (!matchPattern(v, m_Constant(&a)))
-    return false;
-  auto dense = dyn_cast<DenseElementsAttr>(a);
-  if (!dense || !dense.isSplat())
-    return false;
-  if (auto f = dyn_cast<FloatAttr>(dense.getSplatValue<Attribute>()))
-    return f.getValue().isPosZero();
-  if (auto i = dyn_cast<IntegerAttr>(dense.getSplatValue<Attribute>()))
-    return i.getValue().isZero();
-  return false;
-}
-
 /// kiln_gpu.load / store in the offset form as buffer accesses; false
 /// (nothing done) for other ops and for sizes the intrinsics do not move.
 bool lowerBufferAccess(OpBuilder &b, Operation *op, StringRef arch) {
@@ -126,12 +111,15 @@ bool lowerBufferAccess(OpBuilder &b, Operation *op, StringRef arch) {
     Value raw = ROCDL::RawPtrBufferLoadOp::create(
         b, loc, moved, rsrc, offset, zero, zero, ArrayAttr(), ArrayAttr(),
         ArrayAttr());
-    // `other` where masked, selected on the bits (LLVM 22's AMDGPU
+    // `other` where masked, unless it is what an out-of-range read gives
+    // (integer 0, +0.0; not -0.0), selected on the bits (LLVM 22's AMDGPU
     // assembly printer crashes on some selects of bf16 vectors on gfx11).
-    if (load.getMask() && load.getOther() && !isZeroConstant(load.getOther()))
+    Value other = load.getOther();
+    if (load.getMask() && other && !matchPattern(other, m_Zero()) &&
+        !matchPattern(other, m_PosZeroFloat()))
       raw = LLVM::SelectOp::create(
           b, loc, load.getMask(), raw,
-          LLVM::BitcastOp::create(b, loc, moved, load.getOther()));
+          LLVM::BitcastOp::create(b, loc, moved, other));
     load.replaceAllUsesWith(
         LLVM::BitcastOp::create(b, loc, load.getType(), raw).getResult());
     load.erase();

@@ -38,7 +38,7 @@ Value uniformScalar(Value v) {
     if (!def)
       return Value();
     if (auto splat = dyn_cast<kiln::SplatOp>(def))
-      return splat->getOperand(0);
+      return splat.getSrc();
     if (!isa<kiln::BroadcastOp, kiln::ExpandDimsOp, kiln::ReshapeOp,
              ConvertLayoutOp>(def))
       return Value();
@@ -102,8 +102,6 @@ std::optional<int64_t> nonNegativeBound(Value v, int depth = 0) {
       return std::nullopt;
     return m;
   }
-  if (def->getNumOperands() != 2 && !isa<arith::SelectOp>(def))
-    return std::nullopt;
   if (auto sel = dyn_cast<arith::SelectOp>(def)) {
     std::optional<int64_t> a = of(sel.getTrueValue());
     std::optional<int64_t> b = of(sel.getFalseValue());
@@ -111,6 +109,8 @@ std::optional<int64_t> nonNegativeBound(Value v, int depth = 0) {
       return std::nullopt;
     return std::max(*a, *b);
   }
+  if (def->getNumOperands() != 2)
+    return std::nullopt;
   Value lhs = def->getOperand(0), rhs = def->getOperand(1);
   std::optional<int64_t> a = of(lhs);
   std::optional<int64_t> b = of(rhs);
@@ -196,7 +196,7 @@ std::optional<OffsetAccess> kiln::gpu::threads::planOffsetAccess(
   Value base = b.getRemappedValue(terms.pointer);
   if (!base || !base.getType().isInteger(64))
     return std::nullopt;
-  Type i64 = b.getI64Type(), i32 = b.getI32Type();
+  Type i64 = b.getI64Type();
   SmallVector<Value> uniform, lanes;
   for (Value u : terms.uniform) {
     Value v = b.getRemappedValue(u);
@@ -221,7 +221,8 @@ std::optional<OffsetAccess> kiln::gpu::threads::planOffsetAccess(
         b, loc, u, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(bytes)));
     a.base = arith::AddIOp::create(b, loc, a.base, scaled);
   }
-  auto offsetType = VectorType::get({getRegistersPerThread(ptrType)}, i32);
+  auto offsetType =
+      VectorType::get({getRegistersPerThread(ptrType)}, b.getI32Type());
   a.offsets = arith::ConstantOp::create(
       b, loc, offsetType,
       DenseElementsAttr::get(offsetType, b.getI32IntegerAttr(0)));
@@ -239,7 +240,6 @@ std::optional<OffsetAccess> kiln::gpu::threads::planOffsetAccess(
           b, loc, offsetType,
           DenseElementsAttr::get(offsetType,
                                  b.getI32IntegerAttr(int32_t(bytes)))));
-  (void)i32;
   return a;
 }
 
