@@ -94,7 +94,8 @@ public:
   }
 
   /// The image of the variant, then the fast path's (pointers assumed
-  /// 16-byte aligned, integers multiples of 16, as the GPU backends do),
+  /// 16-byte aligned, integers multiples of 16, view strides bounded on
+  /// targets with range-checked accesses, as the GPU backends do),
   /// unless the GPU stage makes the same per-thread code of both.
   llvm::Expected<std::vector<kiln::CodeObject>>
   compileImages(ModuleOp variant, llvm::StringRef arch,
@@ -102,7 +103,7 @@ public:
     // The per-thread form identifies the code (the shared objects differ
     // in their symbol tables whenever the names differ).
     return kiln::gpu::compileWithFastPath(
-        variant, entry,
+        variant, arch.drop_front(kPrefix.size()), entry,
         [&](ModuleOp m, llvm::StringRef e)
             -> llvm::Expected<kiln::gpu::VariantImages> {
           llvm::Expected<kiln::CodeObject> image = compile(m, arch, e);

@@ -34,6 +34,19 @@
 // is the constant 1 adds the coordinates unmultiplied; one that is the
 // constant 0 adds nothing.
 //
+// Relative offsets (the pass's `relative-offsets` option, set for targets
+// with range-checked accesses): the same address split at the box's
+// origin,
+//
+//   origin = base + sum_d o_d * stride_d      one scalar pointer
+//   ptrs   = splat(origin) + sum_d arange(0, S_d) * stride_d
+//
+// so that the lanes' offsets depend on the strides and the box shape only:
+// where the strides are bounded (the fast path's stride assumptions,
+// StageUtils.cpp), convert-tile-to-gpu-threads proves them below 2^31
+// bytes and accesses the box as a uniform base plus 32-bit offsets. The
+// mask is computed from the coordinates as above.
+//
 // Views carried by scf.for, scf.if and scf.while (a `var` view reassigned
 // in a loop or a branch) travel as their parts: a 1:N type conversion of
 // the structured control flow. A view anywhere else (a function argument,
@@ -43,6 +56,7 @@
 
 #include "compiler/Dialect/KilnDialect.h"
 #include "compiler/GPU/Passes.h"
+#include "compiler/GPU/StageUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
@@ -89,40 +103,77 @@ struct Box {
 
 /// One dimension of a box, on 1-d tiles of its extent: whether each
 /// coordinate is inside the view, and its term of the element offset (null
-/// when the stride is the constant 0).
+/// when the stride is the constant 0). With relative offsets, `offset` is
+/// the lanes' part (`arange * stride`, null also for an extent of 1) and
+/// `origin` the scalar part (`o * stride`, null when either is 0).
 struct DimTerms {
   Value inBounds;
   Value offset;
+  Value origin;
 };
 
 class BoxBuilder {
 public:
-  BoxBuilder(OpBuilder &b, Location loc, ArrayRef<int64_t> shape)
-      : b(b), loc(loc), shape(shape) {}
+  BoxBuilder(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+             bool relativeOffsets)
+      : b(b), loc(loc), shape(shape), relativeOffsets(relativeOffsets) {}
 
   /// The box of this builder's shape at `offsets` in `view`.
   Box build(const ViewParts &view, ValueRange offsets) {
+    relative = relativeOffsets && lanesFitOffsets(view);
     Box box;
-    Value offset;
+    Value offset, origin;
     for (unsigned d = 0; d < shape.size(); ++d) {
       DimTerms terms =
           buildDim(view.sizes[d], view.strides[d], offsets[d], shape[d]);
       Value inBounds = spread(terms.inBounds, d);
       box.mask = box.mask ? arith::AndIOp::create(b, loc, box.mask, inBounds)
                           : inBounds;
+      if (terms.origin)
+        origin = origin ? arith::AddIOp::create(b, loc, origin, terms.origin)
+                        : terms.origin;
       if (!terms.offset)
         continue;
       Value term = spread(terms.offset, d);
       offset = offset ? arith::AddIOp::create(b, loc, offset, term) : term;
     }
-    auto ptrTile = RankedTensorType::get(shape, view.base.getType());
-    box.ptrs = SplatOp::create(b, loc, ptrTile, view.base);
+    Value base = view.base;
+    if (origin)
+      base = AddPtrOp::create(b, loc, base, origin);
+    auto ptrTile = RankedTensorType::get(shape, base.getType());
+    box.ptrs = SplatOp::create(b, loc, ptrTile, base);
     if (offset)
       box.ptrs = AddPtrOp::create(b, loc, box.ptrs, offset);
     return box;
   }
 
 private:
+  /// Whether the box's lanes' offsets, sum_d arange(0, S_d) * stride_d,
+  /// are provably small enough for the offset form (docs/codegen-gpu.md,
+  /// "Range-checked accesses"): every stride along an extent above 1 is
+  /// bounded (a non-negative constant, or the fast path's clamp). Other
+  /// boxes keep coordinates times strides: their lanes' offsets would be
+  /// loop-invariant 64-bit values held across a loop for nothing.
+  bool lanesFitOffsets(const ViewParts &view) {
+    auto pointer = cast<PointerType>(view.base.getType());
+    Type elem = pointer.getPointeeType();
+    if (!elem.isIntOrFloat() || elem.getIntOrFloatBitWidth() % 8 != 0)
+      return false;
+    int64_t reach = 0;
+    for (unsigned d = 0; d < shape.size(); ++d) {
+      if (shape[d] == 1)
+        continue;
+      std::optional<int64_t> bound = kiln::gpu::getNonNegativeBound(
+          view.strides[d]);
+      if (!bound)
+        return false;
+      reach += (shape[d] - 1) * *bound;
+    }
+    int64_t bytes = kiln::gpu::getElementBytes(elem);
+    return (reach + kiln::gpu::kOffsetAccessMargin) * bytes <=
+           (int64_t(1) << 31);
+  }
+
   RankedTensorType tile(int64_t extent, Type element) {
     return RankedTensorType::get({extent}, element);
   }
@@ -190,7 +241,7 @@ private:
       terms.inBounds = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::ult, narrow,
           SplatOp::create(b, loc, tile(extent, i32), narrowSize));
-      if (constantStride != 0)
+      if (constantStride != 0 && !relative)
         coords = arith::ExtSIOp::create(b, loc, tile(extent, i64), narrow);
     } else {
       if (!offset.getType().isInteger(64) && !(isZero && range))
@@ -204,10 +255,36 @@ private:
     }
     if (constantStride == 0)
       return terms;
+    if (relative)
+      return splitAtOrigin(terms, stride, offset, isZero, range, extent);
     terms.offset = coords;
     if (constantStride != 1)
       terms.offset = arith::MulIOp::create(
           b, loc, coords, SplatOp::create(b, loc, tile(extent, i64), stride));
+    return terms;
+  }
+
+  /// `terms` with the address split at the box's origin: `offset * stride`
+  /// (a scalar) and `range * stride` (the lanes').
+  DimTerms splitAtOrigin(DimTerms terms, Value stride, Value offset,
+                         bool isZero, Value range, int64_t extent) {
+    Type i64 = b.getI64Type();
+    bool unit = getConstantInt(stride) == 1;
+    if (!isZero) {
+      Value o = offset.getType().isInteger(64)
+                    ? offset
+                    : arith::ExtSIOp::create(b, loc, i64, offset);
+      terms.origin = unit ? o : arith::MulIOp::create(b, loc, o, stride);
+    }
+    if (!range)
+      return terms;
+    if (!getElementTypeOrSelf(range.getType()).isInteger(64))
+      range = arith::ExtSIOp::create(b, loc, tile(extent, i64), range);
+    terms.offset =
+        unit ? range
+             : arith::MulIOp::create(
+                   b, loc, range,
+                   SplatOp::create(b, loc, tile(extent, i64), stride));
     return terms;
   }
 
@@ -227,6 +304,8 @@ private:
   OpBuilder &b;
   Location loc;
   ArrayRef<int64_t> shape;
+  bool relativeOffsets; ///< the option
+  bool relative = false; ///< the option, and this box qualifies
 };
 
 //===----------------------------------------------------------------------===//
@@ -254,13 +333,22 @@ struct MakeViewLowering : OpConversionPattern<MakeViewOp> {
   }
 };
 
-struct ViewLoadLowering : OpConversionPattern<ViewLoadOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// The lowering of the view accesses; `relative`: the pass's
+/// `relative-offsets` option.
+template <typename Op>
+struct BoxLowering : OpConversionPattern<Op> {
+  BoxLowering(const TypeConverter &converter, MLIRContext *ctx, bool relative)
+      : OpConversionPattern<Op>(converter, ctx), relative(relative) {}
+  bool relative;
+};
+
+struct ViewLoadLowering : BoxLowering<ViewLoadOp> {
+  using BoxLowering::BoxLowering;
   LogicalResult
   matchAndRewrite(ViewLoadOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     RankedTensorType type = op.getType();
-    BoxBuilder builder(rewriter, op.getLoc(), type.getShape());
+    BoxBuilder builder(rewriter, op.getLoc(), type.getShape(), relative);
     Box box = builder.build(ViewParts::unpack(adaptor.getView()),
                             flatten(adaptor.getOffsets()));
     Value other;
@@ -271,13 +359,13 @@ struct ViewLoadLowering : OpConversionPattern<ViewLoadOp> {
   }
 };
 
-struct ViewStoreLowering : OpConversionPattern<ViewStoreOp> {
-  using OpConversionPattern::OpConversionPattern;
+struct ViewStoreLowering : BoxLowering<ViewStoreOp> {
+  using BoxLowering::BoxLowering;
   LogicalResult
   matchAndRewrite(ViewStoreOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getValue().getType());
-    BoxBuilder builder(rewriter, op.getLoc(), type.getShape());
+    BoxBuilder builder(rewriter, op.getLoc(), type.getShape(), relative);
     Box box = builder.build(ViewParts::unpack(adaptor.getView()),
                             flatten(adaptor.getOffsets()));
     Value value = adaptor.getValue().front();
@@ -337,6 +425,7 @@ LogicalResult checkViews(ModuleOp module) {
 
 struct LowerViewsPass
     : public kiln::gpu::impl::TileGPULowerViewsBase<LowerViewsPass> {
+  using TileGPULowerViewsBase::TileGPULowerViewsBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (failed(checkViews(module)))
@@ -357,8 +446,9 @@ struct LowerViewsPass
     target.addIllegalOp<MakeViewOp, ViewLoadOp, ViewStoreOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(ctx);
-    patterns.add<MakeViewLowering, ViewLoadLowering, ViewStoreLowering>(
-        converter, ctx);
+    patterns.add<MakeViewLowering>(converter, ctx);
+    patterns.add<ViewLoadLowering, ViewStoreLowering>(converter, ctx,
+                                                      relativeOffsets);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))

@@ -36,6 +36,25 @@ def TileGPUBindLaunchConditions : Pass<"tile-gpu-bind-launch-conditions", "mlir:
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def TileGPUFastPath : Pass<"tile-gpu-fast-path", "mlir::ModuleOp"> {
+  let summary = "Make a variant module its fast path (what the image assumes)";
+  let description = [{
+    What the GPU backends do to the copy of a variant they compile as its
+    fast-path image (FastPath.cpp, docs/codegen-gpu.md "The fast path"), as
+    a pass for tests: pointer parameters without `@align` get
+    `kiln.align = 16`, integer parameters without `@div` `kiln.div = 16`,
+    and on targets with range-checked accesses the runtime strides of view
+    boxes are clamped (`arith.minui`) to the bounds the image assumes. The
+    module attribute `kiln_gpu.assumes` receives the image's "assumes" JSON
+    (docs/bundle.md); none when it assumes nothing.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"",
+           "GPU arch (e.g. sm_80, gfx942)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def TileGPULowerViews : Pass<"tile-gpu-lower-views", "mlir::ModuleOp"> {
   let summary = "Rewrite view accesses into bounds-checked tiles of pointers";
   let description = [{
@@ -51,7 +70,20 @@ def TileGPULowerViews : Pass<"tile-gpu-lower-views", "mlir::ModuleOp"> {
     `scf.for`, `scf.if` and `scf.while` travel as their parts (base, sizes,
     strides); `kiln.make_view` ops are erased. A view anywhere else is a
     located error.
+
+    With `relative-offsets` (targets with range-checked accesses), a box
+    whose strides along its extents above 1 are bounded (constants, the
+    fast path's clamps) with a reach under 2^31 bytes has its address
+    split at its origin instead: the scalar pointer
+    `base + sum_d o_d * stride_d`, splat, plus the lanes' offsets
+    `sum_d arange(0, S_d) * stride_d`, which convert-tile-to-gpu-threads
+    accesses as a uniform base plus 32-bit offsets. The mask is the same.
   }];
+  let options = [
+    Option<"relativeOffsets", "relative-offsets", "bool",
+           /*default=*/"false",
+           "Address each box as its origin plus offsets relative to it">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 

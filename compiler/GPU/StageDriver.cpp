@@ -98,10 +98,14 @@ llvm::Expected<kiln::gpu::StagedVariant> kiln::gpu::runGPUStage(
 }
 
 llvm::Expected<std::vector<kiln::CodeObject>>
-kiln::gpu::compileWithFastPath(ModuleOp variant, llvm::StringRef entry,
-                               CompileOneFn compileOne, CodeOfFn codeOf) {
+kiln::gpu::compileWithFastPath(ModuleOp variant, llvm::StringRef arch,
+                               llvm::StringRef entry, CompileOneFn compileOne,
+                               CodeOfFn codeOf) {
+  const GPUTarget *target = lookupGPUTarget(arch);
+  if (!target)
+    return makeError("unknown GPU arch '" + arch + "'");
   OwningOpRef<ModuleOp> fast(cast<ModuleOp>(variant->clone()));
-  std::string assumes = addFastPathAssumptions(*fast);
+  std::string assumes = addFastPathAssumptions(*fast, *target);
   std::string fastEntry = (entry + "_a16").str();
   // Same code but for the name: the assumptions bought nothing.
   auto sameCode = [&](std::string genericCode, std::string fastCode) {
@@ -156,7 +160,7 @@ kiln::gpu::GPUBackend::compile(ModuleOp variant, llvm::StringRef arch,
 llvm::Expected<std::vector<kiln::CodeObject>>
 kiln::gpu::GPUBackend::compileImages(ModuleOp variant, llvm::StringRef arch,
                                      llvm::StringRef entry) {
-  return compileWithFastPath(variant, entry,
+  return compileWithFastPath(variant, arch, entry,
                              [&](ModuleOp m, llvm::StringRef e) {
                                return compileOne(m, arch, e);
                              });

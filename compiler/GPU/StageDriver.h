@@ -53,8 +53,9 @@ struct VariantImages {
 };
 
 /// The images of `variant` (entry `entry`) and, unless the fast path's
-/// assumptions (addFastPathAssumptions: 16-byte aligned pointers, integers
-/// multiples of 16) leave its code unchanged, those of its fast path (entry
+/// assumptions for `arch` (addFastPathAssumptions: 16-byte aligned
+/// pointers, integers multiples of 16, bounded view strides) leave its code
+/// unchanged, those of its fast path (entry
 /// `entry_a16`), marked with the assumptions: what every GPU backend's
 /// compileImages does, with its own `compileOne`. The code compared is
 /// `codeOf`'s when given (cheaper than compiling: the fast path is then
@@ -64,8 +65,9 @@ using CompileOneFn = llvm::function_ref<llvm::Expected<VariantImages>(
 using CodeOfFn = llvm::function_ref<llvm::Expected<std::string>(
     mlir::ModuleOp, llvm::StringRef)>;
 llvm::Expected<std::vector<CodeObject>>
-compileWithFastPath(mlir::ModuleOp variant, llvm::StringRef entry,
-                    CompileOneFn compileOne, CodeOfFn codeOf = nullptr);
+compileWithFastPath(mlir::ModuleOp variant, llvm::StringRef arch,
+                    llvm::StringRef entry, CompileOneFn compileOne,
+                    CodeOfFn codeOf = nullptr);
 
 /// What the GPU backends that compile a variant to one code object per
 /// entry share (codegen/nvptx, codegen/amdgpu): they handle the archs whose

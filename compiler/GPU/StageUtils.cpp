@@ -9,13 +9,13 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <cstdlib>
-#include "llvm/Support/JSON.h"
 
 using namespace mlir;
 using namespace kiln::gpu;
@@ -79,7 +79,10 @@ int64_t kiln::gpu::getElementBytes(Type type) {
 
 void kiln::gpu::buildGPUStagePipeline(OpPassManager &pm, StringRef arch) {
   pm.addPass(createTileGPUBindLaunchConditions());
-  pm.addPass(createTileGPULowerViews());
+  TileGPULowerViewsOptions views;
+  if (const GPUTarget *target = lookupGPUTarget(arch))
+    views.relativeOffsets = target->hasRangeCheckedAccess;
+  pm.addPass(createTileGPULowerViews(views));
   TileGPUAssignLayoutsOptions assign;
   assign.target = arch.str();
   pm.addPass(createTileGPUAssignLayouts(assign));
@@ -98,38 +101,93 @@ void kiln::gpu::buildGPUStagePipeline(OpPassManager &pm, StringRef arch) {
   pm.addPass(createTileGPUInsertBarriers());
 }
 
-std::string kiln::gpu::addFastPathAssumptions(ModuleOp module) {
-  llvm::json::Array align, div;
-  module.walk([&](func::FuncOp fn) {
-    if (!fn->hasAttr("kiln.kernel"))
-      return;
-    Builder b(fn.getContext());
-    for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
-      auto name = fn.getArgAttrOfType<StringAttr>(i, "kiln.name");
-      if (!name)
-        continue;
-      Type t = fn.getArgumentTypes()[i];
-      if (isa<kiln::PointerType>(t) && !fn.getArgAttr(i, "kiln.align")) {
-        fn.setArgAttr(i, "kiln.align", b.getI64IntegerAttr(16));
-        align.push_back(name.getValue().str());
-      } else if (t.isSignlessInteger() && t.getIntOrFloatBitWidth() >= 32 &&
-                 !fn.getArgAttr(i, "kiln.div")) {
-        fn.setArgAttr(i, "kiln.div", b.getI64IntegerAttr(16));
-        div.push_back(name.getValue().str());
-      }
+std::optional<int64_t> kiln::gpu::getNonNegativeBound(Value v, int depth) {
+  constexpr int64_t kLimit = int64_t(1) << 40;
+  if (depth > 16)
+    return std::nullopt;
+  auto bounded = [&](int64_t m) -> std::optional<int64_t> {
+    if (m < 0 || m > kLimit)
+      return std::nullopt;
+    return m;
+  };
+  auto constant = [](Value x) -> std::optional<int64_t> {
+    APInt value;
+    if (matchPattern(x, m_ConstantInt(&value)))
+      return value.getSExtValue();
+    return std::nullopt;
+  };
+  if (std::optional<int64_t> k = constant(v))
+    return bounded(*k);
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  if (auto cst = dyn_cast<arith::ConstantOp>(def)) {
+    auto dense = dyn_cast<DenseIntElementsAttr>(cst.getValue());
+    if (!dense)
+      return std::nullopt;
+    int64_t m = 0;
+    for (const APInt &e : dense.getValues<APInt>()) {
+      if (e.isNegative() || e.getActiveBits() > 40)
+        return std::nullopt;
+      m = std::max(m, int64_t(e.getZExtValue()));
     }
-  });
-  if (align.empty() && div.empty())
-    return "";
-  llvm::json::Object j;
-  if (!align.empty())
-    j["align16"] = std::move(align);
-  if (!div.empty())
-    j["div16"] = std::move(div);
-  std::string out;
-  llvm::raw_string_ostream os(out);
-  os << llvm::json::Value(std::move(j));
-  return out;
+    return m;
+  }
+  auto of = [&](Value x) { return getNonNegativeBound(x, depth + 1); };
+  if (auto range = dyn_cast<kiln::ArangeOp>(def)) {
+    std::optional<int64_t> lo = constant(range.getLo());
+    std::optional<int64_t> hi = constant(range.getHi());
+    if (!lo || !hi || *lo < 0 || *hi <= *lo)
+      return std::nullopt;
+    return bounded(*hi - 1);
+  }
+  if (isa<kiln::SplatOp, kiln::BroadcastOp, kiln::ExpandDimsOp,
+          kiln::ReshapeOp, kiln::TransOp, ConvertLayoutOp, arith::ExtSIOp,
+          arith::ExtUIOp>(def))
+    return of(def->getOperand(0));
+  if (isa<arith::TruncIOp>(def)) {
+    std::optional<int64_t> m = of(def->getOperand(0));
+    unsigned bits = getElementTypeOrSelf(v.getType()).getIntOrFloatBitWidth();
+    if (!m || bits < 2 || (bits <= 40 && *m >= (int64_t(1) << (bits - 1))))
+      return std::nullopt;
+    return m;
+  }
+  if (auto sel = dyn_cast<arith::SelectOp>(def)) {
+    std::optional<int64_t> a = of(sel.getTrueValue());
+    std::optional<int64_t> b = of(sel.getFalseValue());
+    if (!a || !b)
+      return std::nullopt;
+    return std::max(*a, *b);
+  }
+  if (def->getNumOperands() != 2)
+    return std::nullopt;
+  Value lhs = def->getOperand(0), rhs = def->getOperand(1);
+  std::optional<int64_t> a = of(lhs);
+  std::optional<int64_t> b = of(rhs);
+  if (isa<arith::AddIOp>(def) && a && b)
+    return bounded(*a + *b);
+  if (isa<arith::MulIOp>(def) && a && b)
+    return (*a == 0 || *b <= kLimit / *a) ? bounded(*a * *b) : std::nullopt;
+  // An unsigned minimum is at most either operand, as an and is: one
+  // bounded operand bounds it (the fast path's clamped strides).
+  if (isa<arith::AndIOp, arith::MinUIOp>(def) && (a || b))
+    return std::min(a.value_or(kLimit), b.value_or(kLimit));
+  if (isa<arith::MinSIOp>(def) && a && b)
+    return std::min(*a, *b);
+  if (isa<arith::MaxSIOp, arith::MaxUIOp>(def) && a && b)
+    return std::max(*a, *b);
+  std::optional<int64_t> k = constant(rhs);
+  if (!k || *k <= 0)
+    return std::nullopt;
+  if (isa<arith::RemUIOp>(def) || (isa<arith::RemSIOp>(def) && a))
+    return std::min(*k - 1, a.value_or(kLimit));
+  if (isa<arith::DivUIOp, arith::DivSIOp>(def) && a)
+    return *a / *k;
+  if (isa<arith::ShRUIOp, arith::ShRSIOp>(def) && a && *k < 63)
+    return *a >> *k;
+  if (isa<arith::ShLIOp>(def) && a && *k < 40)
+    return bounded(*a << *k);
+  return std::nullopt;
 }
 
 std::optional<int> kiln::gpu::getTestFault(StringRef name) {

@@ -34,13 +34,16 @@ mlir::FailureOr<StageConfig> getStageConfig(mlir::ModuleOp module,
 /// them.
 bool computesInAnyLayout(mlir::Operation *op);
 
-/// The fast path of a variant (docs/codegen-gpu.md): marks the kernel's
-/// pointer parameters without `@align` `kiln.align = 16` and its integer
-/// parameters (32 and 64 bits) without `@div` `kiln.div = 16`, as Triton
-/// specializes at launch. Returns the image's `assumes` JSON naming them
-/// ({"align16": [...], "div16": [...]}), or "" when every parameter has a
-/// promise (no fast path).
-std::string addFastPathAssumptions(mlir::ModuleOp module);
+/// The fast path of a variant for `target` (FastPath.cpp,
+/// docs/codegen-gpu.md): marks the kernel's pointer parameters without
+/// `@align` `kiln.align = 16` and its integer parameters (32 and 64 bits)
+/// without `@div` `kiln.div = 16`, as Triton specializes at launch, and on
+/// targets with range-checked accesses bounds the runtime strides of view
+/// boxes. Returns the image's `assumes` JSON ({"align16": [...],
+/// "div16": [...], "holds": [conditions]}), or "" when it assumes nothing
+/// (no fast path).
+std::string addFastPathAssumptions(mlir::ModuleOp module,
+                                   const GPUTarget &target);
 
 /// For Kiln's own negative tests of the emulator (docs/emulator.md): the
 /// value of fault `name` in $KILN_TEST_FAULT ("drop-barrier=0",
@@ -49,6 +52,19 @@ std::string addFastPathAssumptions(mlir::ModuleOp module);
 /// that tile-gpu-insert-barriers would insert; swap-mma-lanes exchanges
 /// lanes 0 and 1's A registers before each matrix instruction.
 std::optional<int> getTestFault(llvm::StringRef name);
+
+/// Elements that view boxes keep free of the 2^31-byte reach of the
+/// offset form (tile-gpu-lower-views, the fast path's stride bounds): room
+/// for the widest access past the last element's offset.
+constexpr int64_t kOffsetAccessMargin = 64;
+
+/// M such that every element of the integer tile or scalar `v` lies in
+/// [0, M], or nullopt: constants, aranges, and what sums, products,
+/// masks, unsigned minima, remainders, quotients, shifts, extensions,
+/// selects and minima and maxima of bounded values keep bounded (through
+/// splats, broadcasts, reshapes and layout conversions). Never more than
+/// 2^40 (no overflow in the arithmetic). `depth`: the recursion's.
+std::optional<int64_t> getNonNegativeBound(mlir::Value v, int depth = 0);
 
 /// Bytes of one element of `type` (i1 counts as one byte; pointers 8).
 int64_t getElementBytes(mlir::Type type);

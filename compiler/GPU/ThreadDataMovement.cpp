@@ -20,8 +20,6 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
 
-#include <map>
-
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::gpu;

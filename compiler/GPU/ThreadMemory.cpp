@@ -47,97 +47,6 @@ Value uniformScalar(Value v) {
   return Value();
 }
 
-/// M such that every element of the integer tile or scalar `v` lies in
-/// [0, M], or nullopt: constants, aranges, and what sums, products,
-/// masks, remainders, quotients, shifts, extensions, selects and minima
-/// keep bounded. Never more than 2^40 (no overflow in the arithmetic).
-std::optional<int64_t> nonNegativeBound(Value v, int depth = 0) {
-  constexpr int64_t kLimit = int64_t(1) << 40;
-  if (depth > 16)
-    return std::nullopt;
-  auto bounded = [&](int64_t m) -> std::optional<int64_t> {
-    if (m < 0 || m > kLimit)
-      return std::nullopt;
-    return m;
-  };
-  auto constant = [](Value x) -> std::optional<int64_t> {
-    APInt value;
-    if (matchPattern(x, m_ConstantInt(&value)))
-      return value.getSExtValue();
-    return std::nullopt;
-  };
-  if (std::optional<int64_t> k = constant(v))
-    return bounded(*k);
-  Operation *def = v.getDefiningOp();
-  if (!def)
-    return std::nullopt;
-  if (auto cst = dyn_cast<arith::ConstantOp>(def)) {
-    auto dense = dyn_cast<DenseIntElementsAttr>(cst.getValue());
-    if (!dense)
-      return std::nullopt;
-    int64_t m = 0;
-    for (const APInt &e : dense.getValues<APInt>()) {
-      if (e.isNegative() || e.getActiveBits() > 40)
-        return std::nullopt;
-      m = std::max(m, int64_t(e.getZExtValue()));
-    }
-    return m;
-  }
-  auto of = [&](Value x) { return nonNegativeBound(x, depth + 1); };
-  if (auto range = dyn_cast<kiln::ArangeOp>(def)) {
-    std::optional<int64_t> lo = constant(range.getLo());
-    std::optional<int64_t> hi = constant(range.getHi());
-    if (!lo || !hi || *lo < 0 || *hi <= *lo)
-      return std::nullopt;
-    return bounded(*hi - 1);
-  }
-  if (isa<kiln::SplatOp, kiln::BroadcastOp, kiln::ExpandDimsOp,
-          kiln::ReshapeOp, kiln::TransOp, ConvertLayoutOp, arith::ExtSIOp,
-          arith::ExtUIOp>(def))
-    return of(def->getOperand(0));
-  if (isa<arith::TruncIOp>(def)) {
-    std::optional<int64_t> m = of(def->getOperand(0));
-    unsigned bits = getElementTypeOrSelf(v.getType()).getIntOrFloatBitWidth();
-    if (!m || bits < 2 || (bits <= 40 && *m >= (int64_t(1) << (bits - 1))))
-      return std::nullopt;
-    return m;
-  }
-  if (auto sel = dyn_cast<arith::SelectOp>(def)) {
-    std::optional<int64_t> a = of(sel.getTrueValue());
-    std::optional<int64_t> b = of(sel.getFalseValue());
-    if (!a || !b)
-      return std::nullopt;
-    return std::max(*a, *b);
-  }
-  if (def->getNumOperands() != 2)
-    return std::nullopt;
-  Value lhs = def->getOperand(0), rhs = def->getOperand(1);
-  std::optional<int64_t> a = of(lhs);
-  std::optional<int64_t> b = of(rhs);
-  if (isa<arith::AddIOp>(def) && a && b)
-    return bounded(*a + *b);
-  if (isa<arith::MulIOp>(def) && a && b)
-    return (*a == 0 || *b <= kLimit / *a) ? bounded(*a * *b) : std::nullopt;
-  if (isa<arith::AndIOp>(def) && (a || b))
-    return std::min(a.value_or(kLimit), b.value_or(kLimit));
-  if (isa<arith::MinSIOp, arith::MinUIOp>(def) && a && b)
-    return std::min(*a, *b);
-  if (isa<arith::MaxSIOp, arith::MaxUIOp>(def) && a && b)
-    return std::max(*a, *b);
-  std::optional<int64_t> k = constant(rhs);
-  if (!k || *k <= 0)
-    return std::nullopt;
-  if (isa<arith::RemUIOp>(def) || (isa<arith::RemSIOp>(def) && a))
-    return std::min(*k - 1, a.value_or(kLimit));
-  if (isa<arith::DivUIOp, arith::DivSIOp>(def) && a)
-    return *a / *k;
-  if (isa<arith::ShRUIOp, arith::ShRSIOp>(def) && a && *k < 63)
-    return *a >> *k;
-  if (isa<arith::ShLIOp>(def) && a && *k < 40)
-    return bounded(*a << *k);
-  return std::nullopt;
-}
-
 /// A tile of pointers as `P + U_1 + ... + L_1 + ...` (elements): P a
 /// scalar pointer, U_i scalars, L_j tiles in the pointer tile's layout.
 struct OffsetTerms {
@@ -185,7 +94,7 @@ std::optional<OffsetAccess> kiln::gpu::threads::planOffsetAccess(
   // The lanes' offsets, with the widest access, stay below 2^31 bytes.
   int64_t reach = 0;
   for (Value l : terms.lanes) {
-    std::optional<int64_t> m = nonNegativeBound(l);
+    std::optional<int64_t> m = getNonNegativeBound(l);
     if (!m)
       return std::nullopt;
     reach += *m;

@@ -27,6 +27,9 @@ namespace kiln::rt::detail {
 struct KernelExprs {
   std::vector<Expr> Grid;
   std::vector<Expr> Conditions;
+  /// Each image's "assumes.holds", by variant, then image (parallel to
+  /// KernelInfo::Variants and their Images).
+  std::vector<std::vector<std::vector<Expr>>> Holds;
 };
 
 struct BundleData {
@@ -194,8 +197,12 @@ struct ImageState {
   unsigned Index = 0; ///< into VariantInfo::Images
   int Rank = 0;       ///< DeviceImpl::rankImage
   /// The params it assumes 16-byte aligned / divisible by 16 (indices into
-  /// KernelInfo::Params).
+  /// KernelInfo::Params), and the conditions it assumes hold.
   std::vector<unsigned> Align16, Div16;
+  const std::vector<Expr> *Holds = nullptr;
+  size_t assumptions() const {
+    return Align16.size() + Div16.size() + (Holds ? Holds->size() : 0);
+  }
   std::unique_ptr<LoadedImage> Loaded;
   Error LoadError; ///< set once a load failed; not retried
 };

@@ -204,6 +204,7 @@ private:
       if (ImagesIt == VJ.end() || !ImagesIt->is_array() ||
           ImagesIt->size() > kMaxImagesPerVariant)
         return fail(VWhere + "'images' must be an array");
+      X.Holds.emplace_back();
       for (const json &IJ : *ImagesIt) {
         ImageInfo Img;
         const std::string *Target = IJ.is_object() ? getString(IJ, "target")
@@ -222,7 +223,9 @@ private:
                              ": ";
         if (Error E = parseRequires(IJ, Img.Requires, IWhere))
           return E;
-        if (Error E = parseAssumes(IJ, Img.Assumes, IWhere))
+        X.Holds.back().emplace_back();
+        if (Error E =
+                parseAssumes(IJ, Img.Assumes, X.Holds.back().back(), IWhere))
           return E;
         auto ResIt = IJ.find("resources");
         Img.Resources = ResIt == IJ.end() ? "{}" : ResIt->dump();
@@ -290,16 +293,25 @@ private:
     return Error::success();
   }
 
-  /// "assumes": {"align16": [pointer params], "div16": [integer params]}.
+  /// "assumes": {"align16": [pointer params], "div16": [integer params],
+  /// "holds": [conditions]}; `Holds` receives the conditions parsed.
   Error parseAssumes(const json &IJ, ImageAssumptions &A,
-                     const std::string &IWhere) {
+                     std::vector<Expr> &Holds, const std::string &IWhere) {
     auto It = IJ.find("assumes");
     if (It == IJ.end())
       return Error::success();
     if (!It->is_object() || !getStrings(*It, "align16", A.Align16) ||
-        !getStrings(*It, "div16", A.Div16))
+        !getStrings(*It, "div16", A.Div16) ||
+        !getStrings(*It, "holds", A.Holds))
       return fail(IWhere + "'assumes' must be an object of arrays of "
-                           "param names");
+                           "param names and conditions");
+    for (const std::string &C : A.Holds) {
+      Expected<Expr> E = parseExpr(C);
+      if (!E)
+        return fail(IWhere + "'assumes.holds' condition '" + C +
+                    "': " + E.error().message());
+      Holds.push_back(std::move(*E));
+    }
     for (const std::string &Name : A.Align16) {
       const ParamInfo *P = findParam(Name);
       if (!P || !P->Type.IsPointer)
@@ -437,5 +449,6 @@ bool kiln::rt::detail::sameAssumptions(const ImageAssumptions &A,
     return V;
   };
   return Sorted(A.Align16) == Sorted(B.Align16) &&
-         Sorted(A.Div16) == Sorted(B.Div16);
+         Sorted(A.Div16) == Sorted(B.Div16) &&
+         Sorted(A.Holds) == Sorted(B.Holds);
 }

@@ -109,7 +109,7 @@ public:
         return Holds.takeError();
       if (!*Holds)
         continue;
-      Slots[V] = pickImage(KS.Variants[V], Args);
+      Slots[V] = pickImage(KS.Variants[V], Args, K.Variants[V].ConstValues);
       if (Slots[V] >= 0)
         Candidates.push_back(V);
       else
@@ -155,7 +155,8 @@ public:
 private:
   /// The first image of `VS` (they are in order of preference) whose
   /// assumptions hold for `Args`, or kAssumptionsBroken.
-  static int pickImage(const VariantState &VS, const std::vector<Arg> &Args) {
+  int pickImage(const VariantState &VS, const std::vector<Arg> &Args,
+                const std::vector<int64_t> &ConstValues) const {
     for (size_t I = 0; I < VS.Images.size(); ++I) {
       const ImageState &IS = VS.Images[I];
       bool Holds = true;
@@ -164,6 +165,13 @@ private:
       for (unsigned P : IS.Div16)
         Holds &= isSignedType(Args[P].type()) ? Args[P].asInt64() % 16 == 0
                                                : Args[P].bits() % 16 == 0;
+      // A condition that cannot be evaluated (a division by zero) does not
+      // hold.
+      if (IS.Holds)
+        for (const Expr &E : *IS.Holds) {
+          Expected<int64_t> R = E.evaluate(Values, ConstValues);
+          Holds &= R && *R != 0;
+        }
       if (Holds)
         return int(I);
     }
@@ -182,6 +190,9 @@ private:
           Names.push_back(K.Params[P].Name + " 16-byte aligned");
         for (unsigned P : IS.Div16)
           Names.push_back(K.Params[P].Name + " divisible by 16");
+        if (IS.Holds)
+          for (const Expr &E : *IS.Holds)
+            Names.push_back("'" + E.text() + "'");
       }
     }
     std::sort(Names.begin(), Names.end());
@@ -409,6 +420,7 @@ Expected<Module> Device::loadModule(const Bundle &B) {
   std::vector<const KernelInfo *> All;
   bool AnyImage = false, AnyRunnable = false;
   for (const KernelInfo &K : B.kernels()) {
+    const KernelExprs &X = M->TheBundle.data()->Exprs[All.size()];
     All.push_back(&K);
     KernelState KS;
     bool KernelRunnable = false;
@@ -427,14 +439,14 @@ Expected<Module> Device::loadModule(const Bundle &B) {
           IS.Align16.push_back(paramIndex(K, P));
         for (const std::string &P : Img.Assumes.Div16)
           IS.Div16.push_back(paramIndex(K, P));
+        IS.Holds = &X.Holds[KS.Variants.size()][I];
         VS.Images.push_back(std::move(IS));
       }
       // Best rank first, then the most assumptions (the fast path is
       // taken whenever its assumptions hold), then manifest order.
       std::sort(VS.Images.begin(), VS.Images.end(),
                 [](const ImageState &A, const ImageState &B) {
-                  size_t NA = A.Align16.size() + A.Div16.size();
-                  size_t NB = B.Align16.size() + B.Div16.size();
+                  size_t NA = A.assumptions(), NB = B.assumptions();
                   if (A.Rank != B.Rank)
                     return A.Rank > B.Rank;
                   if (NA != NB)

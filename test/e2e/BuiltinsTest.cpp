@@ -532,6 +532,37 @@ TEST_F(Builtins, ViewsOutOfBounds) {
   }
 }
 
+// The fast path's stride bound on AMD targets (docs/bundle.md "assumes"):
+// a stride within it runs the fast-path image, one past it (or a length
+// that is not a multiple of 16) the generic one; both read the strided
+// elements. (Other devices: the strided reads gain nothing from the fast
+// path's assumptions, which the test does not pin.)
+TEST_F(Builtins, StridedViewBound) {
+  auto K = kernel("builtins", "strided");
+  bool Amd = Dev->properties().Arch.rfind("gfx", 0) == 0;
+  struct Case { int32_t N, S; bool Fast; };
+  for (Case C : {Case{16, 1 << 17, true}, Case{16, (1 << 17) + 16, false},
+                 Case{4112, 16, true}, Case{17, 3, false},
+                 Case{32, -16, false}}) {
+    SCOPED_TRACE("n = " + std::to_string(C.N) + ", s = " + std::to_string(C.S));
+    // x[0] is element `First` of the buffer (the last for a negative s).
+    size_t Span = size_t(C.N - 1) * std::abs(C.S) + 1;
+    size_t First = C.S < 0 ? Span - 1 : 0;
+    auto X = randomF32(Span);
+    Buffer BX = upload(X), BY = poisoned<float>(C.N + Pad, PoisonFloat);
+    const float *X0 = static_cast<const float *>(BX.data()) + First;
+    rt::LaunchPlan P = launch(K, {Arg::pointer(X0), Arg::pointer(BY),
+                                  Arg::i32(C.N), Arg::i32(C.S)});
+    if (Amd)
+      EXPECT_EQ(runsFastPath(K, P), C.Fast);
+    auto Y = download<float>(BY, C.N + Pad);
+    for (int32_t i = 0; i < C.N; ++i)
+      ASSERT_EQ(Y[i], X[First + int64_t(i) * C.S] + 1.0f) << "y[" << i << "]";
+    expectPoison("y", download<uint8_t>(BY, (C.N + Pad) * 4), C.N * 4,
+                 (C.N + Pad) * 4, PoisonFloat);
+  }
+}
+
 TEST_F(Builtins, ScalarsAndPrint) {
   auto K = kernel("builtins", "scalars");
   std::vector<std::string> Lines;

@@ -210,6 +210,16 @@ public:
     return P ? *P : rt::LaunchPlan();
   }
 
+  /// Whether `Plan` runs a fast-path image (entry `..._a16`).
+  static bool runsFastPath(const rt::Kernel &K, const rt::LaunchPlan &Plan) {
+    for (const rt::VariantInfo &V : K.info().Variants)
+      if (V.Index == Plan.Variant && Plan.Image < V.Images.size()) {
+        const std::string &E = V.Images[Plan.Image].Entry;
+        return E.size() > 4 && E.compare(E.size() - 4, 4, "_a16") == 0;
+      }
+    return false;
+  }
+
   std::vector<float> randomF32(size_t N, float Lo = -1, float Hi = 1) {
     std::uniform_real_distribution<float> D(Lo, Hi);
     std::vector<float> V(N);

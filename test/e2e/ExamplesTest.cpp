@@ -239,18 +239,25 @@ TEST_F(Examples, RowSumRowMax) {
 
 //===-- matmul.tile / lang_examples.tile ------------------------------------===//
 
-static void matmulTest(E2ETest &T, const rt::Kernel &K, bool Half, size_t M,
-                       size_t N, size_t KD) {
+/// C = A B with leading dimensions `Ld` (A, B, C; 0: the default padding
+/// of the rows); returns the launch's plan.
+static rt::LaunchPlan matmulTest(E2ETest &T, const rt::Kernel &K, bool Half,
+                                 size_t M, size_t N, size_t KD,
+                                 std::array<size_t, 3> Ld = {}) {
   SCOPED_TRACE(K.name() + " M=" + std::to_string(M) + " N=" +
                std::to_string(N) + " K=" + std::to_string(KD));
-  size_t Lda = (KD + 7) / 8 * 8 + 8, Ldb = (N + 7) / 8 * 8, Ldc = Ldb + 8;
-  auto A = T.random16(M * Lda, Half), B = T.random16(KD * Ldb, Half);
+  size_t Lda = Ld[0] ? Ld[0] : (KD + 7) / 8 * 8 + 8;
+  size_t Ldb = Ld[1] ? Ld[1] : (N + 7) / 8 * 8;
+  size_t Ldc = Ld[2] ? Ld[2] : Ldb + 8;
+  auto A = T.random16((M - 1) * Lda + KD, Half);
+  auto B = T.random16(KD * Ldb, Half);
   Buffer BA = T.upload(A), BB = T.upload(B);
   Buffer BC = T.poisoned<uint16_t>(M * Ldc + Pad, PoisonFloat);
   auto Cv = [&](uint16_t X) { return Half ? f16(X) : bf16(X); };
-  T.launch(K, {Arg::pointer(BA), Arg::pointer(BB), Arg::pointer(BC),
-               Arg::i32(M), Arg::i32(N), Arg::i32(KD), Arg::i32(Lda),
-               Arg::i32(Ldb), Arg::i32(Ldc)});
+  rt::LaunchPlan Plan =
+      T.launch(K, {Arg::pointer(BA), Arg::pointer(BB), Arg::pointer(BC),
+                   Arg::i32(M), Arg::i32(N), Arg::i32(KD), Arg::i32(Lda),
+                   Arg::i32(Ldb), Arg::i32(Ldc)});
   auto C = T.download<uint16_t>(BC, M * Ldc + Pad);
   std::vector<double> G(M * N), R(M * N);
   for (size_t i = 0; i < M; ++i)
@@ -266,8 +273,9 @@ static void matmulTest(E2ETest &T, const rt::Kernel &K, bool Half, size_t M,
     for (size_t j = N; j < (i + 1 == M ? Ldc + Pad : Ldc); ++j)
       if (C[i * Ldc + j] != 0xFFFF) {
         ADD_FAILURE() << "c[" << i << ", " << j << "] (out of range) written";
-        return;
+        return Plan;
       }
+  return Plan;
 }
 
 TEST_F(Examples, Matmul) {
@@ -282,6 +290,22 @@ TEST_F(Examples, Matmul) {
     matmulTest(*this, K16, Half, 1, 1, 1);
     matmulTest(*this, K16, Half, 16, 200, 75);
     matmulTest(*this, K16, Half, 31, 65, 33);
+  }
+}
+
+// Every integer a multiple of 16 and the strides within the fast path's
+// bounds: the GPU images' fast path runs (on AMD targets its view boxes
+// are accessed as a uniform base plus 32-bit offsets, docs/codegen-gpu.md
+// "Range-checked accesses"; Builtins.StridedViewBound covers a stride past
+// the bound). The host has one image per variant.
+TEST_F(Examples, MatmulFastPath) {
+  bool Gpu = Dev->kind() != rt::DeviceKind::Host;
+  for (const char *Name : {"matmul", "matmul_bf16"}) {
+    SCOPED_TRACE(Name);
+    auto K = kernel("matmul", Name);
+    bool Half = std::string(Name) != "matmul_bf16";
+    rt::LaunchPlan P = matmulTest(*this, K, Half, 64, 96, 48, {64, 112, 128});
+    EXPECT_EQ(runsFastPath(K, P), Gpu);
   }
 }
 

@@ -46,10 +46,10 @@ class ImageChoice : public HostTest {
 protected:
   /// Launches tag and returns what it wrote, or -1 on failure.
   int32_t run(const Kernel &K, int32_t Cols, const void *P,
-              LaunchPlan *Plan = nullptr) {
+              LaunchPlan *Plan = nullptr, int32_t Stride = 8) {
     Buffer Out = upload(std::vector<int32_t>(1));
-    auto L = K.launch(*Str, {Arg::pointer(Out), Arg::i32(Cols), Arg::i32(8),
-                             Arg::pointer(P), Arg::u32(0)});
+    auto L = K.launch(*Str, {Arg::pointer(Out), Arg::i32(Cols),
+                             Arg::i32(Stride), Arg::pointer(P), Arg::u32(0)});
     EXPECT_TRUE(L) << L.error().message();
     if (!L)
       return -1;
@@ -108,7 +108,14 @@ TEST_F(ImageChoice, BadManifestKeys) {
   Expect({fast({{"div16", {"p"}}})},
          Where + "'assumes.div16' names 'p', which is not an integer param");
   Expect({fast({{"div16", "cols"}})},
-         Where + "'assumes' must be an object of arrays of param names");
+         Where + "'assumes' must be an object of arrays of param names and "
+                 "conditions");
+  Expect({fast({{"holds", {"(<= stride"}}})},
+         Where + "'assumes.holds' condition '(<= stride': unexpected end "
+                 "of expression");
+  Expect({fast({{"holds", {"(<= p 3)"}}})},
+         Where + "'assumes.holds' condition '(<= p 3)': 'p' is *f32; only "
+                 "integer and bool params may be used");
   TestImage BadSm = generic();
   BadSm.Requires = {{"sm", "90"}};
   Expect({BadSm}, Where + "'requires.sm' must be a non-negative integer");
@@ -168,6 +175,51 @@ TEST_F(ImageChoice, AssumptionsPickTheImage) {
   EXPECT_EQ(Plan.Image, 0u);
   EXPECT_EQ(run(*M2->kernel("tag"), 32, Misaligned, &Plan), 100);
   EXPECT_EQ(Plan.Image, 1u);
+}
+
+// "holds": conditions over the integer params, evaluated at each launch
+// like launch conditions (the fast path's bounded view strides).
+TEST_F(ImageChoice, HeldConditionsPickTheImage) {
+  BundleSpec Spec{{plainTag()}};
+  Spec.Images = {generic(),
+                 fast({{"holds",
+                        {"(&& (>= stride 0) (<= stride 64))",
+                         "(== (/ 16 (+ u 16)) 1)"}}})};
+  std::string Bytes = buildBundle(Spec);
+  auto B = Bundle::readMemory(Bytes.data(), Bytes.size(), "test.kpack");
+  ASSERT_TRUE(B) << B.error().message();
+  EXPECT_EQ(B->kernels()[0].Variants[0].Images[1].Assumes.Holds.size(), 2u);
+  auto M = load(Spec);
+  ASSERT_TRUE(M) << M.error().message();
+  auto K = M->kernel("tag");
+  ASSERT_TRUE(K);
+  LaunchPlan Plan;
+  EXPECT_EQ(run(*K, 7, Misaligned, &Plan, 64), 103) << "both hold";
+  EXPECT_EQ(Plan.Image, 1u);
+  EXPECT_EQ(run(*K, 7, Misaligned, &Plan, 0), 103);
+  EXPECT_EQ(run(*K, 7, Misaligned, &Plan, 65), 100) << "stride above 64";
+  EXPECT_EQ(Plan.Image, 0u);
+  EXPECT_EQ(run(*K, 7, Misaligned, &Plan, -1), 100) << "negative stride";
+
+  // Only the image with the conditions: the refusal names them; a
+  // condition that cannot be evaluated (16 / 0 with u = 2^32 - 16) does
+  // not hold.
+  Spec.Images = {fast({{"holds", {"(&& (>= stride 0) (<= stride 64))",
+                                  "(== (/ 16 (+ u 16)) 1)"}}})};
+  auto M2 = load(Spec);
+  ASSERT_TRUE(M2) << M2.error().message();
+  auto K2 = M2->kernel("tag");
+  Buffer Out = upload(std::vector<int32_t>(1));
+  for (auto [Stride, U] : {std::pair<int32_t, uint32_t>{65, 0},
+                           std::pair<int32_t, uint32_t>{8, 4294967280u}}) {
+    auto P = K2->plan({Arg::pointer(Out), Arg::i32(7), Arg::i32(Stride),
+                       Arg::pointer(Aligned), Arg::u32(U)});
+    ASSERT_FALSE(P);
+    EXPECT_EQ(P.error().message(),
+              "no variant of kernel 'tag' can run: the code objects of kernel "
+              "'tag' for this device assume '(&& (>= stride 0) (<= stride "
+              "64))', '(== (/ 16 (+ u 16)) 1)', which the arguments break");
+  }
 }
 
 TEST_F(ImageChoice, RankComesBeforeAssumptions) {

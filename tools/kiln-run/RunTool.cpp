@@ -397,7 +397,7 @@ std::string join(const std::vector<std::string> &Names,
 }
 
 /// ", fast path ENTRY (assumes ...)" when the launch runs an image that
-/// assumes aligned or divisible arguments, else "".
+/// assumes aligned or divisible arguments or conditions, else "".
 std::string fastPathText(const KernelInfo &Info, const LaunchPlan &Plan) {
   for (const VariantInfo &V : Info.Variants) {
     if (V.Index != Plan.Variant || Plan.Image >= V.Images.size())
@@ -408,6 +408,8 @@ std::string fastPathText(const KernelInfo &Info, const LaunchPlan &Plan) {
       Parts.push_back("16-byte aligned " + join(I.Assumes.Align16));
     if (!I.Assumes.Div16.empty())
       Parts.push_back("multiples of 16 " + join(I.Assumes.Div16));
+    for (const std::string &C : I.Assumes.Holds)
+      Parts.push_back(C);
     if (Parts.empty())
       return "";
     return ", fast path " + I.Entry + " (" + join(Parts, "; ") + ")";

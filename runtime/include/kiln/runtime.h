@@ -237,7 +237,10 @@ struct ImageRequirements {
 struct ImageAssumptions {
   std::vector<std::string> Align16; ///< pointer params 16-byte aligned
   std::vector<std::string> Div16;   ///< integer params divisible by 16
-  size_t count() const { return Align16.size() + Div16.size(); }
+  /// Conditions over the integer params, in the prefix form of launch
+  /// conditions (docs/bundle.md), that hold (are non-zero).
+  std::vector<std::string> Holds;
+  size_t count() const { return Align16.size() + Div16.size() + Holds.size(); }
 };
 
 struct ImageInfo {

@@ -2,7 +2,7 @@
 """Checks every AMD code object (hsaco) of a Kiln bundle without an AMD GPU.
 
 Usage: hsaco_check.py BUNDLE --kiln KILN [--matrix KERNEL,...]
-                       [--known-scratch ARCH:KERNEL,...] [--code-object 4|5]
+                       [--code-object 4|5]
 
 For each image whose triple is amdgcn-amd-amdhsa (found with
 `kiln inspect --json`, sliced out of the bundle at its offset):
@@ -14,9 +14,7 @@ For each image whose triple is amdgcn-amd-amdhsa (found with
   - llvm-objdump disassembles it for its arch; for the kernels named in
     --matrix (those with a `dot`), the disassembly has v_mfma (CDNA) or
     v_wmma (RDNA) instructions;
-  - at variant 0 (the default variant) it uses no scratch memory, except
-    for the (arch, kernel) pairs of --known-scratch, known gaps written
-    down in docs/codegen-amdgpu.md: those are reported `known scratch`.
+  - at variant 0 (the default variant) it uses no scratch memory.
 Prints one line per image, `<entry> <arch> ok vgprs=.. agprs=.. sgprs=..
 lds=.. scratch=.. matrix=N` or `<entry> <arch> FAILED: why`, then
 `images: N` and `failed: N`. Exits 1 when any image fails.
@@ -51,11 +49,8 @@ def main():
     ap.add_argument("--kiln", required=True)
     ap.add_argument("--matrix", default="", help="kernels that must use MFMA/WMMA")
     ap.add_argument("--code-object", type=int, default=5, choices=[4, 5])
-    ap.add_argument("--known-scratch", default="",
-                    help="ARCH:KERNEL pairs whose default variant spills (known gaps)")
     args = ap.parse_args()
     matrix = set(k for k in args.matrix.split(",") if k)
-    known = set(tuple(p.split(":", 1)) for p in args.known_scratch.split(",") if p)
     readobj, nm, objdump = tool("llvm-readobj"), tool("llvm-nm"), tool("llvm-objdump")
     rc, out = run([args.kiln, "inspect", args.bundle, "--json"])
     if rc:
@@ -100,19 +95,15 @@ def main():
                 why.append("the manifest requires code object %s" % req.get("code_object"))
             if isinstance(res, str):
                 res = json.loads(res)
-            note = ""
             if vi == 0 and res.get("scratch_bytes", 0) != 0:
-                if (arch, img["kernel"]) in known:
-                    note = " (known scratch)"
-                else:
-                    why.append("default variant uses %d bytes of scratch" % res["scratch_bytes"])
+                why.append("default variant uses %d bytes of scratch" % res["scratch_bytes"])
             if why:
                 failed += 1
                 print("%s %s FAILED: %s" % (entry, arch, "; ".join(why)))
             else:
-                print("%s %s ok vgprs=%s agprs=%s sgprs=%s lds=%s scratch=%s matrix=%d%s" % (
+                print("%s %s ok vgprs=%s agprs=%s sgprs=%s lds=%s scratch=%s matrix=%d" % (
                     entry, arch, res.get("vgprs"), res.get("agprs"), res.get("sgprs"),
-                    res.get("lds_bytes"), res.get("scratch_bytes"), count, note))
+                    res.get("lds_bytes"), res.get("scratch_bytes"), count))
     print("images: %d" % len(images))
     print("failed: %d" % failed)
     return 1 if failed else 0

@@ -1,0 +1,283 @@
+//===- FastPath.cpp - What a variant's fast-path image assumes
+//-------------===//
+//
+// Every GPU variant may get a second image, its fast path (docs/codegen-
+// gpu.md, "The fast path"), compiled under assumptions about the
+// arguments that the runtime checks at each launch (docs/bundle.md,
+// "assumes"): Triton's launch-time specialization, done ahead of time.
+//
+// - align16 / div16: pointer parameters without `@align` are 16-byte
+//   aligned, integer parameters without `@div` multiples of 16 (the
+//   parameters get `kiln.align` / `kiln.div`, which the axis analysis reads).
+// - holds (targets with range-checked accesses): conditions over the
+//   integer parameters under which every view box's lanes stay within
+//   2^31 bytes of the box's origin, so that tile-gpu-lower-views'
+//   relative offsets can be accessed as a uniform base plus 32-bit offsets
+//   (docs/codegen-gpu.md, "Range-checked accesses"). A box of shape S over
+//   strides s reaches sum_d (S_d - 1) * s_d elements past its origin; each
+//   runtime stride s_d of an extent above 1 gets an equal share of the
+//   2^31-byte budget (after the constant strides' part), rounded down to
+//   a power of two, L_d, and the image assumes `0 <= s_d <= L_d` — where s_d is an expression the
+//   runtime can evaluate exactly from the arguments. In the image, the
+//   stride the view is made with becomes `minui(s_d, L_d)`: the same value
+//   wherever the image runs, and a bound the thread lowering can read.
+//
+// Exactness of the runtime's expression. The runtime evaluates names as
+// the arguments' values (sign- or zero-extended by their types) in 64-bit
+// wrapping arithmetic. A kernel's i32 arithmetic agrees with that modulo
+// 2^32, its i64 arithmetic exactly once its operands agree exactly; an
+// extension from i32 gives the runtime's value when that value lies in
+// [0, 2^31), which the image then assumes too. So strides built from
+// parameters and constants by +, - and * (at 32 or 64 bits) and
+// extensions from i32 qualify; anything else (a loaded value, a loop
+// variable) leaves its box without the assumption.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/GPU/StageUtils.h"
+
+#include "compiler/Dialect/KilnDialect.h"
+#include "compiler/GPU/IR/KilnGPUDialect.h"
+#include "compiler/GPU/Passes.h"
+#include "compiler/GPU/TargetDesc.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+namespace kiln::gpu {
+#define GEN_PASS_DEF_TILEGPUFASTPATH
+#include "compiler/GPU/Passes.h.inc"
+} // namespace kiln::gpu
+
+using namespace mlir;
+using namespace kiln::gpu;
+
+namespace {
+
+/// Appends `s` to `list` unless it is there.
+void appendOnce(std::vector<std::string> &list, std::string s) {
+  if (!llvm::is_contained(list, s))
+    list.push_back(std::move(s));
+}
+
+/// Builds the runtime's prefix expression (docs/bundle.md) for integers of
+/// a kernel, with the conditions under which it is exact (file comment).
+class ParamExpr {
+public:
+  explicit ParamExpr(func::FuncOp fn) : fn(fn) {}
+
+  /// The expression for `v`, or nullopt; appends the i32 subexpressions it
+  /// extends to `extended`.
+  std::optional<std::string> build(Value v, int depth = 0) {
+    if (depth > 8)
+      return std::nullopt;
+    unsigned width = v.getType().getIntOrFloatBitWidth();
+    if (width != 32 && width != 64)
+      return std::nullopt;
+    APInt value;
+    if (matchPattern(v, m_ConstantInt(&value)))
+      return std::to_string(value.getSExtValue());
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (arg.getOwner() != &fn.getBody().front())
+        return std::nullopt;
+      auto name =
+          fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "kiln.name");
+      if (!name)
+        return std::nullopt;
+      return name.getValue().str();
+    }
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return std::nullopt;
+    if (isa<arith::ExtSIOp, arith::ExtUIOp>(def)) {
+      std::optional<std::string> e = build(def->getOperand(0), depth + 1);
+      if (e && def->getOperand(0).getType().getIntOrFloatBitWidth() == 32)
+        appendOnce(extended, *e);
+      return e;
+    }
+    const char *op = isa<arith::AddIOp>(def)   ? "+"
+                     : isa<arith::SubIOp>(def) ? "-"
+                     : isa<arith::MulIOp>(def) ? "*"
+                                               : nullptr;
+    if (!op)
+      return std::nullopt;
+    std::optional<std::string> a = build(def->getOperand(0), depth + 1);
+    std::optional<std::string> b = build(def->getOperand(1), depth + 1);
+    if (!a || !b)
+      return std::nullopt;
+    return llvm::formatv("({0} {1} {2})", op, *a, *b).str();
+  }
+
+  /// Expressions that must lie in [0, 2^31) for the kernel's values to be
+  /// the runtime's.
+  std::vector<std::string> extended;
+
+private:
+  func::FuncOp fn;
+};
+
+/// The runtime strides of one box and the limit each gets.
+struct StrideBound {
+  kiln::MakeViewOp view;
+  unsigned operand; ///< index among the view's operands
+  Value stride;     ///< the operand
+  int64_t limit;
+  std::string expr;
+};
+
+/// The bounds a box of shape `box` over `view` needs, or none (constant
+/// strides only, or a box that cannot be bounded).
+SmallVector<StrideBound> boundsOfBox(kiln::MakeViewOp view,
+                                     RankedTensorType box, ParamExpr &exprs) {
+  Type elem = box.getElementType();
+  if (!elem.isIntOrFloat() || elem.getIntOrFloatBitWidth() % 8 != 0)
+    return {};
+  int64_t budget = (int64_t(1) << 31) / getElementBytes(elem) - kOffsetAccessMargin;
+  SmallVector<StrideBound> bounds;
+  SmallVector<int64_t> reaches;
+  unsigned rank = box.getRank();
+  for (unsigned d = 0; d < rank; ++d) {
+    int64_t reach = box.getDimSize(d) - 1;
+    if (reach <= 0)
+      continue;
+    Value stride = view.getStrides()[d];
+    if (std::optional<int64_t> c = getConstantIntValue(stride)) {
+      if (*c < 0 || *c > budget / reach)
+        return {};
+      budget -= reach * *c;
+      continue;
+    }
+    std::optional<std::string> e = exprs.build(stride);
+    if (!e)
+      return {};
+    bounds.push_back({view, 1 + rank + d, stride, 0, *e});
+    reaches.push_back(reach);
+  }
+  for (auto [bound, reach] : llvm::zip(bounds, reaches)) {
+    // A power of two: the clamp keeps the stride's divisibility for the
+    // axis analysis (a minimum is divisible by what both operands are).
+    int64_t limit = budget / (int64_t(bounds.size()) * reach);
+    if (limit < 1)
+      return {};
+    bound.limit = int64_t(llvm::bit_floor(uint64_t(limit)));
+  }
+  return bounds;
+}
+
+/// Clamps the runtime strides of `fn`'s view boxes (file comment) and
+/// appends the conditions the image assumes to `holds`.
+void boundViewStrides(func::FuncOp fn, llvm::json::Array &holds) {
+  ParamExpr exprs(fn);
+  SmallVector<StrideBound> bounds;
+  fn.walk([&](Operation *op) {
+    Value view;
+    RankedTensorType box;
+    if (auto load = dyn_cast<kiln::ViewLoadOp>(op)) {
+      view = load.getView();
+      box = load.getType();
+    } else if (auto store = dyn_cast<kiln::ViewStoreOp>(op)) {
+      view = store.getView();
+      box = dyn_cast<RankedTensorType>(store.getValue().getType());
+    }
+    auto make = view ? view.getDefiningOp<kiln::MakeViewOp>() : nullptr;
+    if (make && box && box.hasStaticShape())
+      llvm::append_range(bounds, boundsOfBox(make, box, exprs));
+  });
+  // One limit per stride value: the least any of its boxes allows.
+  llvm::MapVector<Value, int64_t> limits;
+  for (const StrideBound &s : bounds) {
+    auto [it, inserted] = limits.insert({s.stride, s.limit});
+    if (!inserted)
+      it->second = std::min(it->second, s.limit);
+  }
+  std::vector<std::string> ranges;
+  for (StrideBound &s : bounds) {
+    int64_t limit = limits.lookup(s.stride);
+    appendOnce(
+        ranges,
+        llvm::formatv("(&& (>= {0} 0) (<= {0} {1}))", s.expr, limit).str());
+    if (s.view->getOperand(s.operand) != s.stride)
+      continue; // clamped for another box already
+    OpBuilder b(s.view);
+    Value bound = arith::ConstantOp::create(b, s.view.getLoc(),
+                                            b.getI64IntegerAttr(limit));
+    s.view->setOperand(
+        s.operand, arith::MinUIOp::create(b, s.view.getLoc(), s.stride, bound));
+  }
+  // A stride's own range implies that of its extension.
+  for (const std::string &e : exprs.extended)
+    if (llvm::none_of(bounds,
+                      [&](const StrideBound &s) { return s.expr == e; }))
+      holds.push_back(
+          llvm::formatv("(&& (>= {0} 0) (< {0} 2147483648))", e).str());
+  for (const std::string &r : ranges)
+    holds.push_back(r);
+}
+
+} // namespace
+
+std::string kiln::gpu::addFastPathAssumptions(ModuleOp module,
+                                              const GPUTarget &target) {
+  llvm::json::Array align, div, holds;
+  module.walk([&](func::FuncOp fn) {
+    if (!fn->hasAttr("kiln.kernel"))
+      return;
+    Builder b(fn.getContext());
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+      auto name = fn.getArgAttrOfType<StringAttr>(i, "kiln.name");
+      if (!name)
+        continue;
+      Type t = fn.getArgumentTypes()[i];
+      if (isa<kiln::PointerType>(t) && !fn.getArgAttr(i, "kiln.align")) {
+        fn.setArgAttr(i, "kiln.align", b.getI64IntegerAttr(16));
+        align.push_back(name.getValue().str());
+      } else if (t.isSignlessInteger() && t.getIntOrFloatBitWidth() >= 32 &&
+                 !fn.getArgAttr(i, "kiln.div")) {
+        fn.setArgAttr(i, "kiln.div", b.getI64IntegerAttr(16));
+        div.push_back(name.getValue().str());
+      }
+    }
+    if (target.hasRangeCheckedAccess)
+      boundViewStrides(fn, holds);
+  });
+  if (align.empty() && div.empty() && holds.empty())
+    return "";
+  llvm::json::Object j;
+  if (!align.empty())
+    j["align16"] = std::move(align);
+  if (!div.empty())
+    j["div16"] = std::move(div);
+  if (!holds.empty())
+    j["holds"] = std::move(holds);
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << llvm::json::Value(std::move(j));
+  return out;
+}
+
+namespace {
+
+struct FastPathPass
+    : public kiln::gpu::impl::TileGPUFastPathBase<FastPathPass> {
+  using TileGPUFastPathBase::TileGPUFastPathBase;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    const GPUTarget *t = lookupGPUTarget(target);
+    if (!t) {
+      module.emitError("unknown GPU target '")
+          << target << "'; known: " << llvm::join(getGPUTargetNames(), ", ");
+      return signalPassFailure();
+    }
+    std::string assumes = addFastPathAssumptions(module, *t);
+    if (!assumes.empty())
+      module->setAttr("kiln_gpu.assumes",
+                      StringAttr::get(module.getContext(), assumes));
+  }
+};
+
+} // namespace
