@@ -19,6 +19,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 
+#include <functional>
+
 namespace kiln::amdgpu {
 #define GEN_PASS_DEF_CONVERTKILNGPUTOROCDL
 #include "codegen/amdgpu/AMDGPUPasses.h.inc"
@@ -151,11 +153,53 @@ Value bpermute(OpBuilder &b, Location loc, Value source, Value v) {
                    {bytes, v});
 }
 
-/// kiln_gpu.shuffle: the source lane as the op defines it (own lane where
-/// `up`/`down` leave the wave), then `ds_bpermute` per 32 bits.
+/// A 32-bit exchange with lane `lane ^ mask` for a constant `mask` without
+/// an address, where the hardware has one: DPP `quad_perm` for 1 and 2
+/// (the exchange folds into the ALU op that uses it), DPP `row_xmask`
+/// (GFX10+) for 4 and 8, `ds_swizzle` in bit-mask mode (within 32 lanes)
+/// for 4, 8 and 16 on GFX9. Null otherwise (32: across halves of a wave64).
+std::function<Value(Value)> xorExchange(OpBuilder &b, Location loc,
+                                        int64_t mask, StringRef arch) {
+  auto dpp = [&b, loc](int32_t control) {
+    return [&b, loc, control](Value x) {
+      Type i32 = b.getI32Type();
+      Value full = i32Const(b, loc, 0xF);
+      Value bound = LLVM::ConstantOp::create(b, loc, b.getI1Type(),
+                                             b.getBoolAttr(true));
+      return intrinsic(b, loc, "llvm.amdgcn.update.dpp", i32,
+                       {LLVM::PoisonOp::create(b, loc, i32), x,
+                        i32Const(b, loc, control), full, full, bound});
+    };
+  };
+  // quad_perm:[p0,p1,p2,p3] is p0 | p1 << 2 | p2 << 4 | p3 << 6.
+  if (mask == 1)
+    return dpp(1 | 0 << 2 | 3 << 4 | 2 << 6); // quad_perm:[1,0,3,2]
+  if (mask == 2)
+    return dpp(2 | 3 << 2 | 0 << 4 | 1 << 6); // quad_perm:[2,3,0,1]
+  bool gfx9 = arch.starts_with("gfx9");
+  if (!gfx9 && (mask == 4 || mask == 8))
+    return dpp(0x160 | int32_t(mask)); // row_xmask:mask
+  if (mask == 4 || mask == 8 || mask == 16)
+    return [&b, loc, mask](Value x) {
+      // Bit-mask mode: and 0x1F, or 0, xor `mask` (bits 14:10).
+      return intrinsic(b, loc, "llvm.amdgcn.ds.swizzle", b.getI32Type(),
+                       {x, i32Const(b, loc, 0x1F | int32_t(mask) << 10)});
+    };
+  return nullptr;
+}
+
+/// kiln_gpu.shuffle: an exchange without an address for xor shuffles with
+/// a constant mask the hardware has (xorExchange), else the source lane as
+/// the op defines it (own lane where `up`/`down` leave the wave), then
+/// `ds_bpermute`; per 32 bits.
 Value lowerShuffle(OpBuilder &b, Location loc, ShuffleOp op, Value lane,
-                   int32_t waveSize) {
+                   int32_t waveSize, StringRef arch) {
   Value offset = op.getOffset();
+  APInt mask;
+  if (op.getKind() == ShuffleKind::xor_ &&
+      matchPattern(offset, m_ConstantInt(&mask)))
+    if (auto exchange = xorExchange(b, loc, mask.getSExtValue(), arch))
+      return shuffleAsI32(b, loc, op.getValue(), exchange);
   Value source;
   switch (op.getKind()) {
   case ShuffleKind::xor_:
@@ -415,7 +459,8 @@ LogicalResult lowerPrimitives(ModuleOp module, int32_t threads,
     } else if (auto shfl = dyn_cast<ShuffleOp>(op)) {
       Value lane = LLVM::AndOp::create(b, loc, tid(),
                                        i32Const(b, loc, waveSize - 1));
-      shfl.replaceAllUsesWith(lowerShuffle(b, loc, shfl, lane, waveSize));
+      shfl.replaceAllUsesWith(
+          lowerShuffle(b, loc, shfl, lane, waveSize, arch));
       shfl.erase();
     } else if (auto rmw = dyn_cast<kiln::gpu::AtomicRMWOp>(op)) {
       rmw.replaceAllUsesWith(lowerAtomicRMW(

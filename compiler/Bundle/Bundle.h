@@ -19,7 +19,7 @@ namespace kiln::bundle {
 
 /// The bundle format version this compiler writes and reads. It changes
 /// whenever a reader of the previous version would misread a new bundle.
-constexpr unsigned kFormatVersion = 1;
+constexpr unsigned kFormatVersion = 2;
 /// `kiln.format` of the manifest binary and `format` of its JSON.
 constexpr const char *kFormatName = "kiln-bundle";
 

@@ -137,6 +137,12 @@ SmallVector<StrideBound> boundsOfBox(kiln::MakeViewOp view,
   Type elem = box.getElementType();
   if (!elem.isIntOrFloat() || elem.getIntOrFloatBitWidth() % 8 != 0)
     return {};
+  // A box left unbounded assumes nothing, not even its extensions' ranges.
+  size_t extended = exprs.extended.size();
+  auto none = [&] {
+    exprs.extended.resize(extended);
+    return SmallVector<StrideBound>();
+  };
   int64_t budget = (int64_t(1) << 31) / getElementBytes(elem) - kOffsetAccessMargin;
   SmallVector<StrideBound> bounds;
   SmallVector<int64_t> reaches;
@@ -148,13 +154,13 @@ SmallVector<StrideBound> boundsOfBox(kiln::MakeViewOp view,
     Value stride = view.getStrides()[d];
     if (std::optional<int64_t> c = getConstantIntValue(stride)) {
       if (*c < 0 || *c > budget / reach)
-        return {};
+        return none();
       budget -= reach * *c;
       continue;
     }
     std::optional<std::string> e = exprs.build(stride);
     if (!e)
-      return {};
+      return none();
     bounds.push_back({view, 1 + rank + d, stride, 0, *e});
     reaches.push_back(reach);
   }
@@ -163,7 +169,7 @@ SmallVector<StrideBound> boundsOfBox(kiln::MakeViewOp view,
     // axis analysis (a minimum is divisible by what both operands are).
     int64_t limit = budget / (int64_t(bounds.size()) * reach);
     if (limit < 1)
-      return {};
+      return none();
     bound.limit = int64_t(llvm::bit_floor(uint64_t(limit)));
   }
   return bounds;

@@ -35,17 +35,20 @@
 // constant 0 adds nothing.
 //
 // Relative offsets (the pass's `relative-offsets` option, set for targets
-// with range-checked accesses): the same address split at the box's
-// origin,
+// with range-checked accesses): a box whose strides along its extents
+// above 1 are bounded (non-negative constants, the fast path's clamped
+// strides, FastPath.cpp) and whose reach stays under 2^31 bytes gets the
+// same address split at its origin,
 //
 //   origin = base + sum_d o_d * stride_d      one scalar pointer
 //   ptrs   = splat(origin) + sum_d arange(0, S_d) * stride_d
 //
 // so that the lanes' offsets depend on the strides and the box shape only:
-// where the strides are bounded (the fast path's stride assumptions,
-// StageUtils.cpp), convert-tile-to-gpu-threads proves them below 2^31
-// bytes and accesses the box as a uniform base plus 32-bit offsets. The
-// mask is computed from the coordinates as above.
+// convert-tile-to-gpu-threads proves them below 2^31 bytes and accesses
+// the box as a uniform base plus 32-bit offsets. The mask is computed from
+// the coordinates as above. Other boxes keep the form above (relative
+// offsets that are not bounded would only be loop-invariant 64-bit values
+// held across the loop).
 //
 // Views carried by scf.for, scf.if and scf.while (a `var` view reassigned
 // in a loop or a branch) travel as their parts: a 1:N type conversion of
@@ -165,9 +168,13 @@ private:
         continue;
       std::optional<int64_t> bound = kiln::gpu::getNonNegativeBound(
           view.strides[d]);
-      if (!bound)
+      // Bounds are at most 2^40 and extents far below 2^23: no overflow
+      // before the reach is known to be too far.
+      if (!bound || shape[d] >= (int64_t(1) << 22))
         return false;
       reach += (shape[d] - 1) * *bound;
+      if (reach >= (int64_t(1) << 31))
+        return false;
     }
     int64_t bytes = kiln::gpu::getElementBytes(elem);
     return (reach + kiln::gpu::kOffsetAccessMargin) * bytes <=

@@ -35,7 +35,8 @@ struct CodeObject {
   /// {"cpu", "features"}, NVIDIA {"sm", "arch_specific", "ptx_isa"}.
   std::string requiresJson = "{}";
   /// What it assumes of the arguments (docs/bundle.md, "assumes"):
-  /// {"align16": [pointer params], "div16": [integer params]}.
+  /// {"align16": [pointer params], "div16": [integer params],
+  /// "holds": [conditions over the integer params]}.
   std::string assumesJson = "{}";
 };
 

@@ -71,8 +71,8 @@ struct BundleSpec {
   std::string Triple = hostTriple();
   std::string Arch = hostArch();
   /// kiln.format-version of the manifest binary and of the images.
-  std::string FormatVersion = "1";
-  int64_t JsonVersion = 1;
+  std::string FormatVersion = "2";
+  int64_t JsonVersion = 2;
 };
 
 /// The manifest JSON of a spec.

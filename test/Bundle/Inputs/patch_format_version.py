@@ -16,6 +16,6 @@ _kind, _offload, _flags, string_offset, num_strings, _image_offset, _image_size 
 for i in range(num_strings):
     key, value = struct.unpack_from("<QQ", data, string_offset + 16 * i)
     if data[key:data.index(b"\0", key)] == b"kiln.format-version":
-        assert data[value:value + 2] == b"1\0"
+        assert data[value + 1:value + 2] == b"\0"  # one digit
         data[value:value + 1] = digit
 open(dst, "wb").write(data)

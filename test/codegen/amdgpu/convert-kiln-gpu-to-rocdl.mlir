@@ -63,6 +63,57 @@ module attributes {kiln_gpu.target = "gfx942", kiln_gpu.warps = 4 : i32} {
 
 // -----
 
+// Xor shuffles with a constant mask need no address: DPP quad_perm for 1
+// and 2 (quad_perm:[1,0,3,2] = 0xB1, [2,3,0,1] = 0x4E, all rows and
+// banks), ds_swizzle in bit-mask mode for 4, 8 and 16 on GFX9 (and 0x1F,
+// xor the mask at bit 10), ds_bpermute for 32 (across the halves of a
+// wave64).
+// CHECK-LABEL: llvm.func @xor_masks(
+// CHECK-DAG: %[[Q1:.*]] = llvm.mlir.constant(177 : i32) : i32
+// CHECK-DAG: %[[Q2:.*]] = llvm.mlir.constant(78 : i32) : i32
+// CHECK-DAG: %[[S4:.*]] = llvm.mlir.constant(4127 : i32) : i32
+// CHECK-DAG: %[[S16:.*]] = llvm.mlir.constant(16415 : i32) : i32
+// CHECK: llvm.call_intrinsic "llvm.amdgcn.update.dpp"(%{{.*}}, %{{.*}}, %[[Q1]], %{{.*}}, %{{.*}}, %{{.*}}) : (i32, i32, i32, i32, i32, i1) -> i32
+// CHECK: llvm.call_intrinsic "llvm.amdgcn.update.dpp"(%{{.*}}, %{{.*}}, %[[Q2]], %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: llvm.call_intrinsic "llvm.amdgcn.ds.swizzle"(%{{.*}}, %[[S4]]) : (i32, i32) -> i32
+// CHECK: llvm.call_intrinsic "llvm.amdgcn.ds.swizzle"(%{{.*}}, %[[S16]])
+// CHECK: llvm.call_intrinsic "llvm.amdgcn.ds.bpermute"
+module attributes {kiln_gpu.target = "gfx942", kiln_gpu.warps = 4 : i32} {
+  func.func @xor_masks(%x: f32) attributes {kiln.kernel} {
+    %c1 = arith.constant 1 : i32
+    %c2 = arith.constant 2 : i32
+    %c4 = arith.constant 4 : i32
+    %c16 = arith.constant 16 : i32
+    %c32 = arith.constant 32 : i32
+    %a = kiln_gpu.shuffle xor %x, %c1 : f32
+    %b = kiln_gpu.shuffle xor %a, %c2 : f32
+    %c = kiln_gpu.shuffle xor %b, %c4 : f32
+    %d = kiln_gpu.shuffle xor %c, %c16 : f32
+    %e = kiln_gpu.shuffle xor %d, %c32 : f32
+    return
+  }
+}
+
+// -----
+
+// GFX10+: DPP row_xmask (0x160 | mask) for 4 and 8; 16 by ds_swizzle.
+// CHECK-LABEL: llvm.func @xor_masks_rdna(
+// CHECK-DAG: %[[X8:.*]] = llvm.mlir.constant(360 : i32) : i32
+// CHECK: llvm.call_intrinsic "llvm.amdgcn.update.dpp"(%{{.*}}, %{{.*}}, %[[X8]], %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: llvm.call_intrinsic "llvm.amdgcn.ds.swizzle"
+// CHECK-NOT: llvm.amdgcn.ds.bpermute
+module attributes {kiln_gpu.target = "gfx1100", kiln_gpu.warps = 4 : i32} {
+  func.func @xor_masks_rdna(%x: f32) attributes {kiln.kernel} {
+    %c8 = arith.constant 8 : i32
+    %c16 = arith.constant 16 : i32
+    %a = kiln_gpu.shuffle xor %x, %c8 : f32
+    %b = kiln_gpu.shuffle xor %a, %c16 : f32
+    return
+  }
+}
+
+// -----
+
 // Matrix instructions: MFMA on CDNA (A and B as the intrinsic wants them:
 // f16 vectors, bf16 as i16, f32 as a scalar, 8 i8 as one i64; cbsz, abid,
 // blgp 0), LDS off kiln_shared at the buffer's offset.
