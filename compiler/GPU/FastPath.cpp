@@ -17,10 +17,10 @@
 //   strides s reaches sum_d (S_d - 1) * s_d elements past its origin; each
 //   runtime stride s_d of an extent above 1 gets an equal share of the
 //   2^31-byte budget (after the constant strides' part), rounded down to
-//   a power of two, L_d, and the image assumes `0 <= s_d <= L_d` — where s_d is an expression the
-//   runtime can evaluate exactly from the arguments. In the image, the
-//   stride the view is made with becomes `minui(s_d, L_d)`: the same value
-//   wherever the image runs, and a bound the thread lowering can read.
+//   a power of two, L_d, and the image assumes `0 <= s_d <= L_d` — where s_d is
+//   an expression the runtime can evaluate exactly from the arguments. In the
+//   image, the stride the view is made with becomes `minui(s_d, L_d)`: the same
+//   value wherever the image runs, and a bound the thread lowering can read.
 //
 // Exactness of the runtime's expression. The runtime evaluates names as
 // the arguments' values (sign- or zero-extended by their types) in 64-bit
@@ -134,8 +134,8 @@ struct StrideBound {
 /// strides only, or a box that cannot be bounded).
 SmallVector<StrideBound> boundsOfBox(kiln::MakeViewOp view,
                                      RankedTensorType box, ParamExpr &exprs) {
-  Type elem = box.getElementType();
-  if (!elem.isIntOrFloat() || elem.getIntOrFloatBitWidth() % 8 != 0)
+  std::optional<int64_t> reachable = getOffsetReachBudget(box.getElementType());
+  if (!reachable)
     return {};
   // A box left unbounded assumes nothing, not even its extensions' ranges.
   size_t extended = exprs.extended.size();
@@ -143,7 +143,7 @@ SmallVector<StrideBound> boundsOfBox(kiln::MakeViewOp view,
     exprs.extended.resize(extended);
     return SmallVector<StrideBound>();
   };
-  int64_t budget = (int64_t(1) << 31) / getElementBytes(elem) - kOffsetAccessMargin;
+  int64_t budget = *reachable;
   SmallVector<StrideBound> bounds;
   SmallVector<int64_t> reaches;
   unsigned rank = box.getRank();

@@ -158,9 +158,9 @@ private:
   /// boxes keep coordinates times strides: their lanes' offsets would be
   /// loop-invariant 64-bit values held across a loop for nothing.
   bool lanesFitOffsets(const ViewParts &view) {
-    auto pointer = cast<PointerType>(view.base.getType());
-    Type elem = pointer.getPointeeType();
-    if (!elem.isIntOrFloat() || elem.getIntOrFloatBitWidth() % 8 != 0)
+    std::optional<int64_t> budget = kiln::gpu::getOffsetReachBudget(
+        cast<PointerType>(view.base.getType()).getPointeeType());
+    if (!budget)
       return false;
     int64_t reach = 0;
     for (unsigned d = 0; d < shape.size(); ++d) {
@@ -173,12 +173,10 @@ private:
       if (!bound || shape[d] >= (int64_t(1) << 22))
         return false;
       reach += (shape[d] - 1) * *bound;
-      if (reach >= (int64_t(1) << 31))
+      if (reach > *budget)
         return false;
     }
-    int64_t bytes = kiln::gpu::getElementBytes(elem);
-    return (reach + kiln::gpu::kOffsetAccessMargin) * bytes <=
-           (int64_t(1) << 31);
+    return true;
   }
 
   RankedTensorType tile(int64_t extent, Type element) {

@@ -190,6 +190,13 @@ std::optional<int64_t> kiln::gpu::getNonNegativeBound(Value v, int depth) {
   return std::nullopt;
 }
 
+std::optional<int64_t> kiln::gpu::getOffsetReachBudget(Type element) {
+  if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8 != 0)
+    return std::nullopt;
+  constexpr int64_t kMargin = 64; // elements: the widest access's
+  return (int64_t(1) << 31) / getElementBytes(element) - kMargin;
+}
+
 std::optional<int> kiln::gpu::getTestFault(StringRef name) {
   const char *env = std::getenv("KILN_TEST_FAULT");
   if (!env)

@@ -53,10 +53,12 @@ std::string addFastPathAssumptions(mlir::ModuleOp module,
 /// lanes 0 and 1's A registers before each matrix instruction.
 std::optional<int> getTestFault(llvm::StringRef name);
 
-/// Elements that view boxes keep free of the 2^31-byte reach of the
-/// offset form (tile-gpu-lower-views, the fast path's stride bounds): room
-/// for the widest access past the last element's offset.
-constexpr int64_t kOffsetAccessMargin = 64;
+/// How far, in elements of `element`, a view box's lanes may reach past
+/// its origin for the offset form (2^31 bytes, less room for the widest
+/// access past the last element's offset): what tile-gpu-lower-views and
+/// the fast path's stride bounds plan with. Nullopt for elements that are
+/// not a whole number of bytes (no offset form).
+std::optional<int64_t> getOffsetReachBudget(mlir::Type element);
 
 /// M such that every element of the integer tile or scalar `v` lies in
 /// [0, M], or nullopt: constants, aranges, and what sums, products,
