@@ -200,11 +200,6 @@ std::optional<Type> Sema::Impl::resolveTypeExpr(TypeExpr &t) {
   case TypeExpr::Kind::Pointer:
   case TypeExpr::Kind::Tile:
   case TypeExpr::Kind::View:
-    if (t.elem == ScalarKind::F8E4M3 || t.elem == ScalarKind::F8E5M2) {
-      diag.error(t.range, "fp8 types (" + spelling(t.elem).str() +
-                              ") are reserved and not supported yet");
-      return std::nullopt;
-    }
     break;
   }
   switch (t.kind) {

@@ -155,13 +155,7 @@ public:
                                          call.callee + "<f32>(...)");
       return std::nullopt;
     }
-    ScalarKind k = call.typeArgs[0].elem;
-    if (k == ScalarKind::F8E4M3 || k == ScalarKind::F8E5M2) {
-      s.diag.error(call.typeArgs[0].range,
-                   "fp8 types are reserved and not supported yet");
-      return std::nullopt;
-    }
-    return k;
+    return call.typeArgs[0].elem;
   }
 
 private:
@@ -739,6 +733,10 @@ Type Sema::Impl::checkBuiltin(CallExpr &call, bool &handled) {
                                ? ScalarKind::I32
                                : ScalarKind::F32);
     t = a[0]->type;
+    if (isFp8(t.elem)) {
+      diag.error(a[0]->range, fp8StorageOnly(name, t.elem));
+      return Type::invalid();
+    }
     if (b == Builtin::FloatMath && !isFloat(t.elem)) {
       diag.error(a[0]->range, name + " needs a float operand, found " +
                                   t.str() + "; use cast<f32>(...)");
@@ -775,6 +773,10 @@ Type Sema::Impl::checkBuiltin(CallExpr &call, bool &handled) {
     auto elem = unifyElems(*a[first], *a[first + 1], name, call.getLoc());
     if (!elem)
       return Type::invalid();
+    if (b != Builtin::Where && isFp8(*elem)) {
+      diag.error(call.range, fp8StorageOnly(name, *elem));
+      return Type::invalid();
+    }
     if (b == Builtin::MinMaxElementwise && *elem == ScalarKind::Bool) {
       diag.error(call.range, name + " needs integer or float operands, found "
                                     "bool; use && or || on masks");
@@ -874,6 +876,10 @@ Type Sema::Impl::checkBuiltin(CallExpr &call, bool &handled) {
                                       "found bool; use && or || on masks");
         return Type::invalid();
       }
+      if (isFp8(*elem)) {
+        diag.error(call.range, fp8StorageOnly(name, *elem));
+        return Type::invalid();
+      }
       bool literal = a[0]->type.isUntypedLiteral && a[1]->type.isUntypedLiteral;
       if (!literal) {
         coerceLiteral(*a[0], *elem);
@@ -935,6 +941,10 @@ Type Sema::Impl::checkBuiltin(CallExpr &call, bool &handled) {
       keepdims = *c->value != 0;
     }
     bool isArg = name == "argmax" || name == "argmin";
+    if (isFp8(t.elem)) {
+      diag.error(a[0]->range, fp8StorageOnly(name, t.elem));
+      return Type::invalid();
+    }
     if (name == "xor_sum" && !isInteger(t.elem)) {
       diag.error(a[0]->range, "xor_sum needs an integer tile, found " + t.str());
       return Type::invalid();
@@ -971,8 +981,9 @@ Type Sema::Impl::checkBuiltin(CallExpr &call, bool &handled) {
                                    arg->type.str());
         return Type::invalid();
       }
-    if (at.elem != bt.elem) {
-      diag.error(call.range, "dot operands must have the same element type, "
+    if (at.elem != bt.elem && !(isFp8(at.elem) && isFp8(bt.elem))) {
+      diag.error(call.range, "dot operands must have the same element type "
+                             "(or both be fp8), "
                              "found " +
                                  spelling(at.elem).str() + " and " +
                                  spelling(bt.elem).str());
@@ -983,13 +994,15 @@ Type Sema::Impl::checkBuiltin(CallExpr &call, bool &handled) {
     case ScalarKind::F16:
     case ScalarKind::BF16:
     case ScalarKind::F32:
+    case ScalarKind::F8E4M3:
+    case ScalarKind::F8E5M2:
       acc = ScalarKind::F32;
       break;
     case ScalarKind::I8:
       acc = ScalarKind::I32;
       break;
     default:
-      diag.error(call.range, "dot supports f16, bf16, f32 and i8 operands, "
+      diag.error(call.range, "dot supports f16, bf16, f32, fp8 and i8 operands, "
                              "found " +
                                  spelling(at.elem).str());
       return Type::invalid();
@@ -1057,6 +1070,10 @@ Type Sema::Impl::checkBuiltin(CallExpr &call, bool &handled) {
         if (!t.isValue()) {
           diag.error(a[i]->range, "print takes scalars and tiles, found " +
                                       t.str());
+          return Type::invalid();
+        }
+        if (!t.isPointer && isFp8(t.elem)) {
+          diag.error(a[i]->range, fp8StorageOnly("print", t.elem));
           return Type::invalid();
         }
         finalize(*a[i]);

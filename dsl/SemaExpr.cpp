@@ -22,6 +22,8 @@ ScalarKind kiln::dsl::promoteScalarKinds(ScalarKind a, ScalarKind b) {
     if ((a == ScalarKind::F16 && b == ScalarKind::BF16) ||
         (a == ScalarKind::BF16 && b == ScalarKind::F16))
       return ScalarKind::F32;
+    if (isFp8(a) && isFp8(b)) // e4m3 with e5m2: both are f16 values
+      return ScalarKind::F16;
     return bitWidth(a) >= bitWidth(b) ? a : b;
   }
   return bitWidth(a) >= bitWidth(b) ? a : b;
@@ -84,10 +86,17 @@ bool Sema::Impl::coerceLiteral(Expr &e, ScalarKind k) {
     }
     // A finite literal must stay finite in its type (inf is spelled `inf`).
     double v = std::fabs(llvm::cast<FloatLitExpr>(e).value);
-    double maxFinite = k == ScalarKind::F16    ? 65504.0
-                       : k == ScalarKind::BF16 ? 3.3895313892515355e38
-                       : k == ScalarKind::F32  ? 3.4028234663852886e38
-                                               : std::numeric_limits<double>::max();
+    double maxFinite = k == ScalarKind::F8E4M3   ? 448.0
+                       : k == ScalarKind::F8E5M2 ? 57344.0
+                       : k == ScalarKind::F16    ? 65504.0
+                       : k == ScalarKind::BF16   ? 3.3895313892515355e38
+                       : k == ScalarKind::F32    ? 3.4028234663852886e38
+                                                 : std::numeric_limits<double>::max();
+    if (std::isinf(v) && k == ScalarKind::F8E4M3) {
+      diag.error(e.range, "f8e4m3 has no infinity");
+      ok = false;
+      break;
+    }
     if (std::isfinite(v) && v > maxFinite) {
       diag.error(e.range, "float literal " + text(e.range) + " does not fit in " +
                               spelling(k).str() + " (its largest finite value "
@@ -425,6 +434,10 @@ Type Sema::Impl::checkUnary(UnaryExpr &e) {
       diag.error(e.range, "'-' cannot be applied to bool; use '!'");
       return Type::invalid();
     }
+    if (isFp8(t.elem)) {
+      diag.error(e.range, fp8StorageOnly("'-'", t.elem));
+      return Type::invalid();
+    }
     if (c)
       setConst(e, ConstInt{c->value ? std::optional<int64_t>(-*c->value)
                                     : std::nullopt,
@@ -579,6 +592,11 @@ Type Sema::Impl::combineBinary(BinaryOp op, Expr *lhs, Expr &rhs,
   auto elem = unifyElems(*lhs, rhs, opName, opLoc);
   if (!elem)
     return Type::invalid();
+  if (isFp8(*elem)) {
+    diag.error(opLoc, fp8StorageOnly("operator '" + opName + "'", *elem),
+               ranges);
+    return Type::invalid();
+  }
   bool bothLiterals = lt.isUntypedLiteral && rt.isUntypedLiteral;
 
   if (isComparison(op)) {

@@ -61,6 +61,16 @@ bool kiln::dsl::isFloat(ScalarKind kind) {
   }
 }
 
+bool kiln::dsl::isFp8(ScalarKind kind) {
+  return kind == ScalarKind::F8E4M3 || kind == ScalarKind::F8E5M2;
+}
+
+std::string kiln::dsl::fp8StorageOnly(llvm::StringRef what, ScalarKind kind) {
+  return what.str() + " cannot be applied to " + spelling(kind).str() +
+         ": fp8 types only load, store, cast and feed dot; use cast<f32>(...) "
+         "first";
+}
+
 bool kiln::dsl::isInteger(ScalarKind kind) {
   switch (kind) {
   case ScalarKind::I8:

@@ -23,7 +23,7 @@ enum class ScalarKind {
   I8, I16, I32, I64,
   U8, U16, U32, U64,
   F16, BF16, F32, F64,
-  F8E4M3, F8E5M2, // reserved in v0
+  F8E4M3, F8E5M2, // storage types: load, store, cast, dot
 };
 
 llvm::StringRef spelling(ScalarKind kind);
@@ -32,6 +32,10 @@ bool isFloat(ScalarKind kind);
 bool isInteger(ScalarKind kind); ///< Signed or unsigned, not bool.
 bool isSigned(ScalarKind kind);
 unsigned bitWidth(ScalarKind kind);
+bool isFp8(ScalarKind kind);
+/// The error for `what` (e.g. "operator '+'") applied to fp8 values: fp8
+/// is a storage type.
+std::string fp8StorageOnly(llvm::StringRef what, ScalarKind kind);
 
 /// One tile dimension: a known size, or a size fixed by const params.
 struct Dim {

@@ -60,6 +60,8 @@ KILN_TYPE_F16 = 9
 KILN_TYPE_BF16 = 10
 KILN_TYPE_F32 = 11
 KILN_TYPE_F64 = 12
+KILN_TYPE_F8E4M3 = 13
+KILN_TYPE_F8E5M2 = 14
 KILN_TYPE_ANY = -1
 
 ENUM_VALUES = {k: v for k, v in globals().items()
@@ -70,6 +72,7 @@ TYPE_NAMES = {KILN_TYPE_BOOL: "bool", KILN_TYPE_I8: "i8", KILN_TYPE_I16: "i16",
               KILN_TYPE_U16: "u16", KILN_TYPE_U32: "u32", KILN_TYPE_U64: "u64",
               KILN_TYPE_F16: "f16", KILN_TYPE_BF16: "bf16",
               KILN_TYPE_F32: "f32", KILN_TYPE_F64: "f64",
+              KILN_TYPE_F8E4M3: "f8e4m3", KILN_TYPE_F8E5M2: "f8e5m2",
               KILN_TYPE_ANY: "any"}
 TYPE_CODES = {v: k for k, v in TYPE_NAMES.items()}
 
@@ -789,10 +792,11 @@ int main(void) {
   printf("\"KILN_TYPE_BOOL\": %d, \"KILN_TYPE_I8\": %d, \"KILN_TYPE_I16\": %d, \"KILN_TYPE_I32\": %d, "
          "\"KILN_TYPE_I64\": %d, \"KILN_TYPE_U8\": %d, \"KILN_TYPE_U16\": %d, \"KILN_TYPE_U32\": %d, "
          "\"KILN_TYPE_U64\": %d, \"KILN_TYPE_F16\": %d, \"KILN_TYPE_BF16\": %d, \"KILN_TYPE_F32\": %d, "
-         "\"KILN_TYPE_F64\": %d, \"KILN_TYPE_ANY\": %d}}\n",
+         "\"KILN_TYPE_F64\": %d, \"KILN_TYPE_F8E4M3\": %d, \"KILN_TYPE_F8E5M2\": %d, "
+         "\"KILN_TYPE_ANY\": %d}}\n",
          KILN_TYPE_BOOL, KILN_TYPE_I8, KILN_TYPE_I16, KILN_TYPE_I32, KILN_TYPE_I64, KILN_TYPE_U8,
          KILN_TYPE_U16, KILN_TYPE_U32, KILN_TYPE_U64, KILN_TYPE_F16, KILN_TYPE_BF16, KILN_TYPE_F32,
-         KILN_TYPE_F64, KILN_TYPE_ANY);
+         KILN_TYPE_F64, KILN_TYPE_F8E4M3, KILN_TYPE_F8E5M2, KILN_TYPE_ANY);
   return 0;
 }
 """

@@ -359,6 +359,10 @@ void buildEntry(ModuleOp module, func::FuncOp kernel, ArrayRef<Type> paramTypes,
       Value byte = LLVM::LoadOp::create(b, l, b.getI8Type(), valuePtr);
       callArgs.push_back(arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, byte,
                                                arith::ConstantOp::create(b, l, b.getI8IntegerAttr(0))));
+    } else if (isa<Float8E4M3FNType, Float8E5M2Type>(t)) {
+      // LLVM has no fp8 type: the byte, reinterpreted.
+      Value byte = LLVM::LoadOp::create(b, l, b.getI8Type(), valuePtr);
+      callArgs.push_back(arith::BitcastOp::create(b, l, t, byte));
     } else {
       callArgs.push_back(LLVM::LoadOp::create(b, l, t, valuePtr));
     }

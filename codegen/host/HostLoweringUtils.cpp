@@ -80,15 +80,26 @@ Value guardedAccess(OpBuilder &b, Location l, Value cond, Value addr,
   return branch(b, l, cond, checked);
 }
 
+/// fp8 has no LLVM type: memory holds it as i8 (null for other types).
+static Type fp8Carrier(Type elem) {
+  if (isa<Float8E4M3FNType, Float8E5M2Type>(elem))
+    return IntegerType::get(elem.getContext(), 8);
+  return Type();
+}
+
 Value guardedLoad(OpBuilder &b, Location l, Type elem, Value addr, Value cond,
                   Value other, const std::optional<AccessCheck> &check) {
   if (!other && (cond || check))
     other = arith::ConstantOp::create(b, l, b.getZeroAttr(elem));
   return guardedAccess(b, l, cond, addr, byteSize(elem), /*isStore=*/false, check,
                  other, [&](OpBuilder &bb, Location ll) -> Value {
-                   return LLVM::LoadOp::create(bb, ll, elem,
-                                               addrToPtr(bb, ll, addr),
-                                               byteSize(elem));
+                   Type carrier = fp8Carrier(elem);
+                   Value v = LLVM::LoadOp::create(
+                       bb, ll, carrier ? carrier : elem,
+                       addrToPtr(bb, ll, addr), byteSize(elem));
+                   if (carrier)
+                     v = arith::BitcastOp::create(bb, ll, elem, v);
+                   return v;
                  });
 }
 
@@ -96,7 +107,10 @@ void guardedStore(OpBuilder &b, Location l, Value value, Value addr, Value cond,
                   const std::optional<AccessCheck> &check) {
   guardedAccess(b, l, cond, addr, byteSize(value.getType()), /*isStore=*/true, check,
           Value(), [&](OpBuilder &bb, Location ll) -> Value {
-            LLVM::StoreOp::create(bb, ll, value, addrToPtr(bb, ll, addr),
+            Value stored = value;
+            if (Type carrier = fp8Carrier(value.getType()))
+              stored = arith::BitcastOp::create(bb, ll, carrier, value);
+            LLVM::StoreOp::create(bb, ll, stored, addrToPtr(bb, ll, addr),
                                   byteSize(value.getType()));
             return Value();
           });
@@ -318,6 +332,8 @@ int32_t scalarKindCode(Type t) {
   if (t.isF16()) return KILN_F16;
   if (t.isBF16()) return KILN_BF16;
   if (t.isF32()) return KILN_F32;
+  if (isa<Float8E4M3FNType>(t)) return KILN_F8E4M3;
+  if (isa<Float8E5M2Type>(t)) return KILN_F8E5M2;
   return KILN_F64;
 }
 

@@ -1,5 +1,6 @@
 //===- HostPipeline.cpp - From kiln IR to the LLVM dialect ---------------===//
 #include "codegen/host/HostPasses.h"
+#include "compiler/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
@@ -42,6 +43,7 @@ void kiln::registerHostDialects(DialectRegistry &registry) {
 void kiln::registerHostPipelinePasses() {
   static bool once = [] {
     registerKilnHostPasses();
+    registerTileExpandFp8();
     registerTransformsPasses();
     registerConversionPasses();
     registerLinalgPasses();
@@ -78,7 +80,7 @@ void kiln::buildHostLoweringPipeline(OpPassManager &pm,
       "func.func(buffer-hoisting),buffer-deallocation-pipeline,"
       "func.func(convert-linalg-to-loops),convert-bufferization-to-memref,"
       "expand-strided-metadata,lower-affine,"
-      "convert-scf-to-cf,"
+      "convert-scf-to-cf,tile-expand-fp8,"
       "arith-emulate-unsupported-floats{source-types=f16,bf16 target-type=f32},"
       "kiln-host-legalize-floats,arith-expand{include-bf16=true},"
       "convert-math-to-llvm,convert-math-to-libm,"

@@ -35,6 +35,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -137,15 +138,38 @@ FailureOr<Value> lowerMma(OpBuilder &b, Location loc, MmaOp op) {
                                           ArrayRef<int64_t>{i}));
   SmallVector<Type> fields(cType.getNumElements(), cType.getElementType());
   auto structType = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
-  std::optional<NVVM::MMAIntOverflow> overflow;
-  if (cType.getElementType().isInteger(32))
-    overflow = NVVM::MMAIntOverflow::wrapped;
-  Value d = NVVM::MmaOp::create(
-      b, loc, structType, a, bb, c, {instr->m, instr->n, instr->k},
-      std::nullopt, overflow,
-      std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
-      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                     NVVM::MMALayout::col});
+  Value d;
+  if (ptxType == NVVM::MMATypes::e4m3 || ptxType == NVVM::MMATypes::e5m2) {
+    // nvvm.mma.sync has no fp8 form and LLVM no intrinsic for it: the PTX
+    // instruction itself (ISA 8.4, which the module then asks for), with
+    // the accumulator tied to the result.
+    StringRef name = ptxType == NVVM::MMATypes::e4m3 ? "e4m3" : "e5m2";
+    std::string text = llvm::formatv(
+        "mma.sync.aligned.m16n8k32.row.col.f32.{0}.{0}.f32 "
+        "{{$0,$1,$2,$3}, {{$4,$5,$6,$7}, {{$8,$9}, {{$10,$11,$12,$13};",
+        name);
+    SmallVector<Value> operands(a);
+    operands.append(bb);
+    operands.append(c);
+    d = LLVM::InlineAsmOp::create(
+            b, loc, structType, operands, b.getStringAttr(text),
+            b.getStringAttr("=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3"), UnitAttr(),
+            UnitAttr(), LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(),
+            ArrayAttr())
+            .getResult(0);
+    op->getParentOfType<ModuleOp>()->setAttr(kiln::nvptx::kMinPtxAttr,
+                                             b.getI32IntegerAttr(84));
+  } else {
+    std::optional<NVVM::MMAIntOverflow> overflow;
+    if (cType.getElementType().isInteger(32))
+      overflow = NVVM::MMAIntOverflow::wrapped;
+    d = NVVM::MmaOp::create(
+        b, loc, structType, a, bb, c, {instr->m, instr->n, instr->k},
+        std::nullopt, overflow,
+        std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                       NVVM::MMALayout::col});
+  }
   SmallVector<Value> out;
   for (int64_t i = 0; i < cType.getNumElements(); ++i)
     out.push_back(LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{i}));

@@ -219,8 +219,14 @@ protected:
 
   /// The NVPTX target machine for `arch`.
   static llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
-  targetMachine(llvm::StringRef arch) {
-    return kiln::createTargetMachine(kTriple, arch, "", /*pic=*/false);
+  targetMachine(llvm::StringRef arch, int64_t minPtx = 0) {
+    // LLVM writes the lowest ISA the arch needs (8.0 for sm_90, 8.6 from
+    // sm_100 on); ask for more only where that is below what the module
+    // uses.
+    std::string features;
+    if (minPtx == 84 && smNumber(arch) < 100)
+      features = "+ptx84";
+    return kiln::createTargetMachine(kTriple, arch, features, /*pic=*/false);
   }
 
   /// The LLVM dialect module as optimized LLVM IR (O3) for `tm`.
@@ -241,7 +247,10 @@ protected:
   static llvm::Expected<std::string> emitPTX(ModuleOp module,
                                              llvm::StringRef arch,
                                              llvm::StringRef entry) {
-    auto tm = targetMachine(arch);
+    int64_t minPtx = 0;
+    if (auto a = module->getAttrOfType<IntegerAttr>(kiln::nvptx::kMinPtxAttr))
+      minPtx = a.getInt();
+    auto tm = targetMachine(arch, minPtx);
     if (!tm)
       return tm.takeError();
     llvm::LLVMContext llvmCtx;

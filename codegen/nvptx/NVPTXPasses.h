@@ -24,6 +24,10 @@ namespace kiln::nvptx {
 #define GEN_PASS_REGISTRATION
 #include "codegen/nvptx/NVPTXPasses.h.inc"
 
+/// Module attribute (i32, e.g. 84 for ISA 8.4) set by the lowering where
+/// the module uses PTX that needs at least that ISA version.
+inline constexpr llvm::StringLiteral kMinPtxAttr = "kiln_nvptx.min_ptx";
+
 /// Dialects and translations the NVIDIA pipeline needs.
 void registerNVPTXDialects(mlir::DialectRegistry &registry);
 

@@ -603,6 +603,37 @@ private:
   SmallVector<Value> worklist;
 };
 
+/// fp8 products that the target's matrix unit does not take (no instruction
+/// for the operand type, or E4M3 x E5M2 mixed) widen their operands to f16
+/// (exact: every fp8 value is an f16 value) when it has an f16 instruction
+/// for the shape; otherwise they stay for the FMA path.
+void widenFp8Operands(func::FuncOp fn, const GPUTarget &target) {
+  fn.walk([&](kiln::DotOp dot) {
+    auto a = cast<RankedTensorType>(dot.getA().getType());
+    auto b = cast<RankedTensorType>(dot.getB().getType());
+    Type ea = a.getElementType();
+    if (!isa<Float8E4M3FNType, Float8E5M2Type>(ea))
+      return;
+    auto c = cast<RankedTensorType>(dot.getAcc().getType());
+    int64_t m = c.getShape()[0], n = c.getShape()[1], k = a.getShape()[1];
+    std::string name;
+    llvm::raw_string_ostream(name) << ea;
+    if (ea == b.getElementType() &&
+        target.findMatrixInstr(name, "f32", false, m, n, k))
+      return;
+    if (!target.findMatrixInstr("f16", "f32", false, m, n, k))
+      return;
+    OpBuilder builder(dot);
+    auto widen = [&](Value v) -> Value {
+      auto t = cast<RankedTensorType>(v.getType());
+      return arith::ExtFOp::create(builder, dot.getLoc(),
+                                   t.clone(builder.getF16Type()), v);
+    };
+    dot.getAMutable().assign(widen(dot.getA()));
+    dot.getBMutable().assign(widen(dot.getB()));
+  });
+}
+
 struct AssignLayoutsPass
     : public kiln::gpu::impl::TileGPUAssignLayoutsBase<AssignLayoutsPass> {
   using Base::Base;
@@ -615,6 +646,7 @@ struct AssignLayoutsPass
     for (auto fn : module.getOps<func::FuncOp>()) {
       if (!fn->hasAttr(KilnDialect::getKernelAttrName()))
         continue;
+      widenFp8Operands(fn, *config->target);
       Assigner a(fn, *config->target, config->warps);
       if (failed(a.run()))
         return signalPassFailure();

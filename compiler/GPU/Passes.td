@@ -96,7 +96,10 @@ def TileGPUAssignLayouts : Pass<"tile-gpu-assign-layouts", "mlir::ModuleOp"> {
     compute addresses and masks; everything else takes the layout of its
     operands, reductions the slice of theirs. Inserts
     `kiln_gpu.convert_layout` where an operand's layout differs from the
-    one its user needs. Records the target and warps on the module.
+    one its user needs. Records the target and warps on the module. First,
+    an fp8 `kiln.dot` the target has no matrix instruction for (or one that
+    mixes E4M3 and E5M2) widens its operands to f16 (`arith.extf`, exact)
+    where the target has an f16 instruction for the shape.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"\"",

@@ -6,6 +6,7 @@
 #include "compiler/GPU/IR/KilnGPUDialect.h"
 #include "compiler/GPU/Passes.h"
 #include "compiler/GPU/TargetDesc.h"
+#include "compiler/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
@@ -99,6 +100,11 @@ void kiln::gpu::buildGPUStagePipeline(OpPassManager &pm, StringRef arch) {
   allocate.recordOnly = true;
   pm.addPass(createTileGPUAllocateShared(allocate));
   pm.addPass(createTileGPUInsertBarriers());
+  // Conversions from and to fp8 on bit patterns, here rather than in each
+  // backend so that the emulator runs what the GPUs run.
+  kiln::TileExpandFp8Options fp8;
+  fp8.asI8 = true;
+  pm.addPass(kiln::createTileExpandFp8(fp8));
 }
 
 std::optional<int64_t> kiln::gpu::getNonNegativeBound(Value v, int depth) {

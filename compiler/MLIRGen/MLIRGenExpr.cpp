@@ -88,6 +88,16 @@ Value MLIRGen::splatLike(Value c, Value like, Location l) {
 Value MLIRGen::convert(Value v, ScalarKind from, ScalarKind to, Location l) {
   if (from == to)
     return v;
+  // fp8 converts directly only from and to f32 and f64 (tile-expand-fp8
+  // expands those); everything else goes through f32, exactly (every fp8
+  // value is an f32, and an f16/bf16 value too) or rounding once (integers
+  // beyond f32's exact range saturate in fp8 anyway).
+  auto direct = [](ScalarKind k) {
+    return k == ScalarKind::F32 || k == ScalarKind::F64;
+  };
+  if ((dsl::isFp8(from) && !direct(to)) || (dsl::isFp8(to) && !direct(from)))
+    return convert(convert(v, from, ScalarKind::F32, l), ScalarKind::F32, to,
+                   l);
   Type dstElem = scalarType(to);
   Type dst = getTypeSameShape(v.getType(), dstElem);
   Type srcElem = getElementTypeOrSelf(v.getType());

@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 
 #include <memory>
@@ -28,6 +29,9 @@ mlir::LogicalResult refineShapes(mlir::func::FuncOp f, llvm::StringRef context);
 /// Greedy canonicalization of `op` with the patterns of every loaded
 /// dialect and op (the upstream canonicalizer's pattern set).
 mlir::LogicalResult canonicalize(mlir::Operation *op);
+
+/// The patterns of tile-expand-fp8: fp8 conversions on bit patterns.
+void populateExpandFp8Patterns(mlir::RewritePatternSet &patterns);
 
 /// The tile-level pipeline of `kiln compile`: inline helpers, specialize
 /// each tune variant, canonicalize + CSE.

@@ -54,4 +54,26 @@ def TileRefineShapes : Pass<"tile-refine-shapes", "mlir::func::FuncOp"> {
   }];
 }
 
+def TileExpandFp8 : Pass<"tile-expand-fp8"> {
+  let summary = "Compute conversions from and to fp8 on their bit patterns";
+  let description = [{
+    LLVM has no fp8 types (the LLVM type converter makes them i8), so every
+    `arith.extf` from and `arith.truncf` to `f8E4M3FN`/`f8E5M2` becomes
+    integer and exact float arithmetic on the bits: round to nearest even,
+    saturating to the largest finite value (E5M2 keeps infinities), NaN
+    stays NaN. Scalars, vectors and tensors alike. Used by the host pipeline
+    and at the end of the GPU stage (so the CPU emulator runs what the GPUs
+    run). With `as-i8` (the GPU stage), every fp8 value left (loaded,
+    stored, moved between lanes, fed to a matrix instruction, whose name
+    says how to read it) then becomes i8, constants their bits, and the
+    bitcasts between them vanish: the backends then never meet a type LLVM
+    lacks.
+  }];
+  let options = [
+    Option<"asI8", "as-i8", "bool", /*default=*/"false",
+           "Afterwards, retype every remaining fp8 value to i8">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 #endif // KILN_TRANSFORMS_PASSES

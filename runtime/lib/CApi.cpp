@@ -65,7 +65,7 @@ template <typename Fn> kiln_status guarded(const char *Function, Fn &&Body) {
   }
 }
 
-bool validType(int32_t T) { return T >= 0 && T <= int32_t(ScalarType::F64); }
+bool validType(int32_t T) { return T >= 0 && T <= int32_t(ScalarType::F8E5M2); }
 
 kiln_status convertArgs(const char *Function, const kiln_arg *Args,
                         size_t NumArgs, std::vector<Arg> &Out) {

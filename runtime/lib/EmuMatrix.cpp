@@ -104,24 +104,6 @@ double decodeTF32(uint32_t Bits) {
   return F;
 }
 
-/// OCP fp8: E4M3 (bias 7, no infinities, S.1111.111 is NaN) and E5M2
-/// (bias 15, IEEE-like).
-double decodeFP8(uint8_t B, bool E4M3) {
-  int Sign = B >> 7;
-  int ExpBits = E4M3 ? 4 : 5, ManBits = E4M3 ? 3 : 2, Bias = E4M3 ? 7 : 15;
-  int Exp = (B >> ManBits) & ((1 << ExpBits) - 1), Man = B & ((1 << ManBits) - 1);
-  double V;
-  if (E4M3 && Exp == 15 && Man == 7)
-    V = NAN;
-  else if (!E4M3 && Exp == 31)
-    V = Man ? NAN : INFINITY;
-  else if (Exp == 0)
-    V = std::ldexp(double(Man), 1 - Bias - ManBits);
-  else
-    V = std::ldexp(double(Man | (1 << ManBits)), Exp - Bias - ManBits);
-  return Sign ? -V : V;
-}
-
 double element(const void *Regs, int I, Elem E) {
   const auto *P = static_cast<const uint8_t *>(Regs);
   switch (E) {
@@ -148,9 +130,9 @@ double element(const void *Regs, int I, Elem E) {
   case Elem::S8:
     return double(int8_t(P[I]));
   case Elem::E4M3:
-    return decodeFP8(P[I], true);
+    return kiln::rt::f8e4m3ToFloat(P[I]);
   case Elem::E5M2:
-    return decodeFP8(P[I], false);
+    return kiln::rt::f8e5m2ToFloat(P[I]);
   }
   return 0;
 }

@@ -77,6 +77,8 @@ void appendScalar(std::string &Out, ScalarType T, const uint8_t *P) {
   case ScalarType::BF16: { uint16_t V; std::memcpy(&V, P, 2); Format(bf16ToFloat(V)); return; }
   case ScalarType::F32: { float V; std::memcpy(&V, P, 4); Format(V); return; }
   case ScalarType::F64: { double V; std::memcpy(&V, P, 8); Format(V); return; }
+  case ScalarType::F8E4M3: Format(f8e4m3ToFloat(*P)); return;
+  case ScalarType::F8E5M2: Format(f8e5m2ToFloat(*P)); return;
   }
 }
 
@@ -102,7 +104,7 @@ std::string formatPrint(const char *Text, int32_t Kind, const void *Values,
   std::string Line = Text ? Text : "";
   if (!Values || Count <= 0)
     return Line;
-  if (Kind < 0 || Kind > int32_t(ScalarType::F64))
+  if (Kind < 0 || Kind > int32_t(ScalarType::F8E5M2))
     return Line + "<value of unknown kind " + std::to_string(Kind) + ">";
   ScalarType T = ScalarType(Kind);
   const uint8_t *P = static_cast<const uint8_t *>(Values);

@@ -210,9 +210,16 @@ std::string kiln::rt::npyDescr(ScalarType T) {
 }
 
 std::string kiln::rt::npyTypeName(ScalarType T) {
-  if (T == ScalarType::BF16)
+  switch (T) {
+  case ScalarType::BF16:
     return "bfloat16";
-  return findDtype(T)->NumpyName;
+  case ScalarType::F8E4M3:
+    return "float8_e4m3fn";
+  case ScalarType::F8E5M2:
+    return "float8_e5m2";
+  default:
+    return findDtype(T)->NumpyName;
+  }
 }
 
 Expected<NpyArray> kiln::rt::parseNpy(const uint8_t *Data, size_t Size,
@@ -346,23 +353,58 @@ Error kiln::rt::writeNpyFile(const std::string &Path, const NpyArray &A) {
   return Error::success();
 }
 
+namespace {
+
+/// The float types NumPy has no dtype for: kiln-run exchanges them as
+/// float32 values, or as their raw bits in an unsigned integer array.
+struct NarrowFloat {
+  ScalarType Type;
+  ScalarType Raw;
+  uint32_t (*FromFloat)(float);
+  float (*ToFloat)(uint32_t);
+};
+
+const NarrowFloat kNarrowFloats[] = {
+    {ScalarType::BF16, ScalarType::U16,
+     [](float F) -> uint32_t { return floatToBF16(F); },
+     [](uint32_t B) { return bf16ToFloat(uint16_t(B)); }},
+    {ScalarType::F8E4M3, ScalarType::U8,
+     [](float F) -> uint32_t { return floatToF8E4M3(F); },
+     [](uint32_t B) { return f8e4m3ToFloat(uint8_t(B)); }},
+    {ScalarType::F8E5M2, ScalarType::U8,
+     [](float F) -> uint32_t { return floatToF8E5M2(F); },
+     [](uint32_t B) { return f8e5m2ToFloat(uint8_t(B)); }},
+};
+
+const NarrowFloat *findNarrowFloat(ScalarType T) {
+  for (const NarrowFloat &N : kNarrowFloats)
+    if (N.Type == T)
+      return &N;
+  return nullptr;
+}
+
+} // namespace
+
 Expected<std::vector<uint8_t>>
 kiln::rt::convertForParam(const NpyArray &A, ScalarType Param,
                           const std::string &What) {
-  if (Param == ScalarType::BF16) {
-    if (A.Type == ScalarType::U16)
-      return A.Data; // raw bf16 bits
+  if (const NarrowFloat *N = findNarrowFloat(Param)) {
+    if (A.Type == N->Raw)
+      return A.Data; // raw bits
+    std::string Name(typeName(Param));
     if (A.Type != ScalarType::F32)
       return Error(ErrorCode::InvalidArgument,
-                   What + " holds " + npyTypeName(A.Type) +
-                       "; a bf16 parameter takes float32 (rounded to "
-                       "nearest even) or uint16 (raw bf16 bits)");
-    std::vector<uint8_t> Out(A.Data.size() / 2);
+                   What + " holds " + npyTypeName(A.Type) + "; a " + Name +
+                       " parameter takes float32 (rounded to nearest even" +
+                       (isFp8(Param) ? ", saturating" : "") + ") or " +
+                       npyTypeName(N->Raw) + " (raw " + Name + " bits)");
+    size_t Size = typeSize(Param);
+    std::vector<uint8_t> Out(A.Data.size() / 4 * Size);
     for (size_t I = 0; I < A.Data.size() / 4; ++I) {
       float F;
       std::memcpy(&F, &A.Data[4 * I], 4);
-      uint16_t B = floatToBF16(F);
-      std::memcpy(&Out[2 * I], &B, 2);
+      uint32_t B = N->FromFloat(F);
+      std::memcpy(&Out[Size * I], &B, Size); // little-endian low bytes
     }
     return Out;
   }
@@ -379,17 +421,19 @@ NpyArray kiln::rt::convertForOutput(const uint8_t *Data, ScalarType Param,
   NpyArray A;
   A.Shape = Shape;
   uint64_t N = A.numElements();
-  if (Param != ScalarType::BF16) {
+  const NarrowFloat *Narrow = findNarrowFloat(Param);
+  if (!Narrow) {
     A.Type = Param;
     A.Data.assign(Data, Data + N * typeSize(Param));
     return A;
   }
+  size_t Size = typeSize(Param);
   A.Type = ScalarType::F32;
   A.Data.resize(N * 4);
   for (uint64_t I = 0; I < N; ++I) {
-    uint16_t B;
-    std::memcpy(&B, Data + 2 * I, 2);
-    float F = bf16ToFloat(B);
+    uint32_t B = 0;
+    std::memcpy(&B, Data + Size * I, Size);
+    float F = Narrow->ToFloat(B);
     std::memcpy(&A.Data[4 * I], &F, 4);
   }
   return A;

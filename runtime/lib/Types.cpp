@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -22,7 +23,7 @@ struct TypeRow {
 const TypeRow kTypes[] = {
     {"bool", 1}, {"i8", 1},  {"i16", 2},  {"i32", 4}, {"i64", 8},
     {"u8", 1},   {"u16", 2}, {"u32", 4},  {"u64", 8}, {"f16", 2},
-    {"bf16", 2}, {"f32", 4}, {"f64", 8},
+    {"bf16", 2}, {"f32", 4}, {"f64", 8}, {"f8e4m3", 1}, {"f8e5m2", 1},
 };
 
 uint32_t floatBits(float F) {
@@ -54,6 +55,10 @@ bool kiln::rt::isSignedType(ScalarType T) {
 }
 
 bool kiln::rt::isFloatType(ScalarType T) { return T >= ScalarType::F16; }
+
+bool kiln::rt::isFp8(ScalarType T) {
+  return T == ScalarType::F8E4M3 || T == ScalarType::F8E5M2;
+}
 
 std::optional<ScalarType> kiln::rt::parseScalarType(std::string_view Name) {
   for (unsigned I = 0; I < std::size(kTypes); ++I)
@@ -116,6 +121,88 @@ float kiln::rt::halfToFloat(uint16_t Bits) {
   }
   return bitsFloat(Sign | ((Exp + 112) << 23) | (Mant << 13));
 }
+
+//===----------------------------------------------------------------------===//
+// fp8
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The two OCP formats: stored mantissa bits, exponent bias, whether the
+/// all-ones exponent is an infinity (E5M2) and the largest finite encoding.
+struct Fp8Format {
+  int MantBits;
+  int Bias;
+  bool HasInf;
+  uint32_t MaxFinite;
+};
+constexpr Fp8Format kE4M3{3, 7, false, 0x7e};
+constexpr Fp8Format kE5M2{2, 15, true, 0x7b};
+
+uint8_t encodeFp8(float Value, const Fp8Format &F) {
+  uint32_t U = floatBits(Value);
+  uint32_t Sign = (U >> 24) & 0x80u;
+  uint32_t A = U & 0x7fffffffu;
+  if (A > 0x7f800000u)
+    return uint8_t(Sign | 0x7fu);
+  if (A == 0x7f800000u)
+    return uint8_t(Sign | (F.HasInf ? 0x7cu : F.MaxFinite));
+  uint32_t Q;
+  if (A < uint32_t(127 + 1 - F.Bias) << 23) {
+    // Below the normal range: |x| / (the subnormal step), rounded to an
+    // integer (the scaling by a power of two is exact; nearbyint rounds to
+    // nearest even in the default mode).
+    float Scaled = bitsFloat(A) * std::ldexp(1.0f, F.Bias - 1 + F.MantBits);
+    Q = uint32_t(std::nearbyint(Scaled));
+  } else {
+    int Shift = 23 - F.MantBits;
+    uint32_t R = A + (1u << (Shift - 1)) - 1 + ((A >> Shift) & 1u);
+    Q = (R >> Shift) - (uint32_t(127 - F.Bias) << F.MantBits);
+  }
+  return uint8_t(Sign | std::min(Q, F.MaxFinite));
+}
+
+float decodeFp8(uint8_t Bits, const Fp8Format &F) {
+  uint32_t Sign = uint32_t(Bits & 0x80u) << 24;
+  uint32_t Mag = Bits & 0x7fu;
+  uint32_t Out;
+  if (F.HasInf && Mag >= 0x7cu)
+    Out = Mag == 0x7cu ? 0x7f800000u : 0x7fc00000u;
+  else if (!F.HasInf && Mag == 0x7fu)
+    Out = 0x7fc00000u;
+  else if (Mag < (1u << F.MantBits)) // zero or subnormal: exact
+    Out = floatBits(float(Mag) * std::ldexp(1.0f, 1 - F.Bias - F.MantBits));
+  else
+    Out = (Mag << (23 - F.MantBits)) + (uint32_t(127 - F.Bias) << 23);
+  return bitsFloat(Sign | Out);
+}
+
+} // namespace
+
+uint8_t kiln::rt::floatToF8E4M3(float Value) { return encodeFp8(Value, kE4M3); }
+
+double kiln::rt::floatValue(ScalarType T, uint64_t Bits) {
+  switch (T) {
+  case ScalarType::F16:
+    return halfToFloat(uint16_t(Bits));
+  case ScalarType::BF16:
+    return bf16ToFloat(uint16_t(Bits));
+  case ScalarType::F8E4M3:
+    return f8e4m3ToFloat(uint8_t(Bits));
+  case ScalarType::F8E5M2:
+    return f8e5m2ToFloat(uint8_t(Bits));
+  case ScalarType::F32:
+    return bitsFloat(uint32_t(Bits));
+  default: {
+    double D;
+    std::memcpy(&D, &Bits, 8);
+    return D;
+  }
+  }
+}
+float kiln::rt::f8e4m3ToFloat(uint8_t Bits) { return decodeFp8(Bits, kE4M3); }
+uint8_t kiln::rt::floatToF8E5M2(float Value) { return encodeFp8(Value, kE5M2); }
+float kiln::rt::f8e5m2ToFloat(uint8_t Bits) { return decodeFp8(Bits, kE5M2); }
 
 //===----------------------------------------------------------------------===//
 // Arguments
@@ -205,21 +292,7 @@ std::string Arg::str() const {
     return Out + std::to_string(asInt64());
   if (isIntegerType(Type))
     return Out + std::to_string(Bits);
-  double D;
-  switch (Type) {
-  case ScalarType::F16:
-    D = halfToFloat(uint16_t(Bits));
-    break;
-  case ScalarType::BF16:
-    D = bf16ToFloat(uint16_t(Bits));
-    break;
-  case ScalarType::F32:
-    D = bitsFloat(uint32_t(Bits));
-    break;
-  default:
-    std::memcpy(&D, &Bits, 8);
-    break;
-  }
+  double D = floatValue(Type, Bits);
   char Buf[64];
   std::snprintf(Buf, sizeof(Buf), "%g", D);
   return Out + Buf;

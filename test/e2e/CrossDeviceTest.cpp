@@ -155,13 +155,15 @@ double element(const std::vector<uint8_t> &Bytes, rt::ScalarType Type,
   case rt::ScalarType::U64:
     return double(Load(uint64_t()));
   case rt::ScalarType::F16:
-    return rt::halfToFloat(Load(uint16_t()));
   case rt::ScalarType::BF16:
-    return rt::bf16ToFloat(Load(uint16_t()));
   case rt::ScalarType::F32:
-    return Load(float());
   case rt::ScalarType::F64:
-    return Load(double());
+  case rt::ScalarType::F8E4M3:
+  case rt::ScalarType::F8E5M2: {
+    uint64_t Bits = 0;
+    std::memcpy(&Bits, P, rt::typeSize(Type));
+    return rt::floatValue(Type, Bits);
+  }
   }
   return 0;
 }

@@ -303,3 +303,74 @@ TEST(Half, Conversions) {
 }
 
 } // namespace
+
+TEST(Fp8, Conversions) {
+  // Round to nearest even: 1.0625 is halfway between 1 and 1.125.
+  EXPECT_EQ(floatToF8E4M3(1.0f), 0x38);
+  EXPECT_EQ(floatToF8E4M3(1.0625f), 0x38);
+  EXPECT_EQ(floatToF8E4M3(1.1875f), 0x3a);
+  EXPECT_EQ(floatToF8E4M3(-2.0f), 0xc0);
+  EXPECT_EQ(floatToF8E4M3(-0.0f), 0x80);
+  // Subnormals: 2^-9 is the smallest; half of it ties to 0.
+  EXPECT_EQ(floatToF8E4M3(0x1p-9f), 0x01);
+  EXPECT_EQ(floatToF8E4M3(0x1p-10f), 0x00);
+  EXPECT_EQ(floatToF8E4M3(0x3p-10f), 0x02);
+  // Saturation: E4M3 has no infinity; E5M2 keeps it.
+  EXPECT_EQ(floatToF8E4M3(448.0f), 0x7e);
+  EXPECT_EQ(floatToF8E4M3(1e6f), 0x7e);
+  EXPECT_EQ(floatToF8E4M3(-INFINITY), 0xfe);
+  EXPECT_EQ(floatToF8E5M2(1e6f), 0x7b);
+  EXPECT_EQ(floatToF8E5M2(INFINITY), 0x7c);
+  EXPECT_EQ(floatToF8E5M2(-NAN) & 0x7f, 0x7f);
+  EXPECT_EQ(floatToF8E4M3(NAN), 0x7f);
+  // Decoding is exact.
+  EXPECT_EQ(f8e4m3ToFloat(0x7e), 448.0f);
+  EXPECT_EQ(f8e4m3ToFloat(0x01), 0x1p-9f);
+  EXPECT_TRUE(std::isnan(f8e4m3ToFloat(0xff)));
+  EXPECT_EQ(f8e5m2ToFloat(0x7b), 57344.0f);
+  EXPECT_EQ(f8e5m2ToFloat(0xfc), -INFINITY);
+  EXPECT_EQ(f8e5m2ToFloat(0x01), 0x1p-16f);
+  for (int C = 0; C < 256; ++C) {
+    float V = f8e4m3ToFloat(uint8_t(C));
+    if (!std::isnan(V))
+      EXPECT_EQ(floatToF8E4M3(V), C) << "round trip of 0x" << std::hex << C;
+  }
+}
+
+TEST(Npy, Fp8ForParamsAndOutputs) {
+  NpyArray F;
+  F.Type = ScalarType::F32;
+  F.Shape = {2};
+  for (float V : {1.0f, 1000.0f}) {
+    uint8_t B[4];
+    std::memcpy(B, &V, 4);
+    F.Data.insert(F.Data.end(), B, B + 4);
+  }
+  auto Q = convertForParam(F, ScalarType::F8E4M3, "argument 'q' ('q.npy')");
+  ASSERT_TRUE(Q);
+  EXPECT_EQ(*Q, (std::vector<uint8_t>{0x38, 0x7e}));
+  NpyArray Out = convertForOutput(Q->data(), ScalarType::F8E4M3, {2});
+  EXPECT_EQ(Out.Type, ScalarType::F32);
+  float Back[2];
+  std::memcpy(Back, Out.Data.data(), 8);
+  EXPECT_EQ(Back[0], 1.0f);
+  EXPECT_EQ(Back[1], 448.0f);
+  NpyArray Raw;
+  Raw.Type = ScalarType::U8;
+  Raw.Shape = {1};
+  Raw.Data = {0x7c};
+  auto R = convertForParam(Raw, ScalarType::F8E5M2, "x");
+  ASSERT_TRUE(R);
+  EXPECT_EQ(*R, Raw.Data);
+  NpyArray I;
+  I.Type = ScalarType::I32;
+  I.Shape = {0};
+  auto E2 = convertForParam(I, ScalarType::F8E5M2, "argument 'x' ('x.npy')");
+  ASSERT_FALSE(E2);
+  EXPECT_EQ(E2.error().message(),
+            "argument 'x' ('x.npy') holds int32; a f8e5m2 parameter takes "
+            "float32 (rounded to nearest even, saturating) or uint8 (raw "
+            "f8e5m2 bits)");
+  EXPECT_EQ(npyTypeName(ScalarType::F8E4M3), "float8_e4m3fn");
+  EXPECT_EQ(npyDescr(ScalarType::F8E5M2), "");
+}

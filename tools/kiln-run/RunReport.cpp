@@ -24,6 +24,10 @@ std::string Tolerance::str() const {
 
 Tolerance kiln::runtool::toleranceFor(ScalarType T) {
   switch (T) {
+  case ScalarType::F8E4M3:
+    return {false, 0.125, 1e-2}; // 3 mantissa bits
+  case ScalarType::F8E5M2:
+    return {false, 0.25, 1e-2}; // 2 mantissa bits
   case ScalarType::F16:
   case ScalarType::BF16:
     return {false, 1e-2, 1e-3};
@@ -39,28 +43,9 @@ Tolerance kiln::runtool::toleranceFor(ScalarType T) {
 namespace {
 
 double loadFloat(ScalarType T, const uint8_t *P) {
-  switch (T) {
-  case ScalarType::F16: {
-    uint16_t Bits;
-    std::memcpy(&Bits, P, 2);
-    return halfToFloat(Bits);
-  }
-  case ScalarType::BF16: {
-    uint16_t Bits;
-    std::memcpy(&Bits, P, 2);
-    return bf16ToFloat(Bits);
-  }
-  case ScalarType::F32: {
-    float F;
-    std::memcpy(&F, P, 4);
-    return F;
-  }
-  default: {
-    double D;
-    std::memcpy(&D, P, 8);
-    return D;
-  }
-  }
+  uint64_t Bits = 0;
+  std::memcpy(&Bits, P, typeSize(T)); // little-endian hosts only
+  return floatValue(T, Bits);
 }
 
 /// An integer (or bool) element: its bits, zero-extended.
@@ -186,6 +171,12 @@ std::string kiln::runtool::formatElement(ScalarType T, const uint8_t *P) {
       break;
     case ScalarType::BF16:
       Same = floatToBF16(float(Back)) == floatToBF16(float(V));
+      break;
+    case ScalarType::F8E4M3:
+      Same = floatToF8E4M3(float(Back)) == floatToF8E4M3(float(V));
+      break;
+    case ScalarType::F8E5M2:
+      Same = floatToF8E5M2(float(Back)) == floatToF8E5M2(float(V));
       break;
     case ScalarType::F32:
       Same = float(Back) == float(V);

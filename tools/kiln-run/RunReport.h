@@ -36,7 +36,8 @@ struct Tolerance {
 };
 
 /// f32: rtol 1e-5, atol 1e-6; f16/bf16: rtol 1e-2, atol 1e-3; f64: rtol
-/// 1e-12, atol 1e-13; integers and bool: exact.
+/// 1e-12, atol 1e-13; f8e4m3: rtol 0.125, atol 1e-2 (f8e5m2: rtol 0.25),
+/// about one unit in the last place; integers and bool: exact.
 Tolerance toleranceFor(rt::ScalarType T);
 
 /// The comparison of one argument's elements, `A` (the result checked)
@@ -59,7 +60,7 @@ struct Comparison {
 };
 
 /// Compares `N` elements of type `T` (bytes as a device stores them: bf16
-/// and f16 as 16-bit patterns, bool as one byte).
+/// and f16 as 16-bit patterns, fp8 as bytes, bool as one byte).
 Comparison compareElements(rt::ScalarType T, const uint8_t *A, const uint8_t *B,
                            uint64_t N);
 

@@ -6,8 +6,8 @@
 //   kiln-run --list-devices
 //
 // A pointer argument takes a .npy file, a scalar a literal. After the run
-// every pointer argument's buffer is written to DIR/ARG.npy (bf16 as
-// float32); input files are never modified. --check runs the kernel again
+// every pointer argument's buffer is written to DIR/ARG.npy (bf16 and fp8
+// as float32); input files are never modified. --check runs the kernel again
 // on the host from fresh copies of the inputs and compares every pointer
 // argument; --bench times N more launches with device events (docs/cli.md).
 // Links only libkiln_runtime, so that bundles run on machines without the
@@ -61,9 +61,11 @@ USAGE:
 
   Every runtime parameter of the kernel is given as NAME=VALUE: a pointer
   parameter takes a .npy file (its dtype must match the parameter; a bf16
-  parameter takes float32, rounded to nearest even, or uint16 raw bits), a
+  parameter takes float32, rounded to nearest even, or uint16 raw bits; an
+  f8e4m3/f8e5m2 one float32, rounded and saturated, or uint8 raw bits), a
   scalar takes a literal (42, -1, 0x10, 1.5, true). After the run every
-  pointer argument's buffer is written to DIR/NAME.npy (bf16 as float32).
+  pointer argument's buffer is written to DIR/NAME.npy (bf16 and fp8 as
+  float32).
 
 OPTIONS:
   --kernel NAME         the kernel to run
@@ -82,6 +84,7 @@ OPTIONS:
                         code 1 when an element a differs from the host's b
                         by more than atol + rtol*|b|: f32 rtol 1e-5, atol
                         1e-6; f16/bf16 1e-2, 1e-3; f64 1e-12, 1e-13;
+                        f8e4m3 0.125, 1e-2; f8e5m2 0.25, 1e-2;
                         integers and bool exactly; NaN equals NaN only. On
                         the host device both runs are on the host (a
                         determinism check). Needs host images in the bundle
@@ -328,6 +331,16 @@ Expected<Arg> parseScalar(const ParamInfo &P, const std::string &Text) {
   float F = float(D);
   if (std::isfinite(D) && std::isinf(F))
     return Bad(Range);
+  if (isFp8(T)) {
+    // fp8 conversions saturate: a finite value beyond the largest finite
+    // one is refused rather than clamped.
+    double Max = T == ScalarType::F8E4M3 ? 448.0 : 57344.0;
+    if (std::isfinite(D) && std::fabs(D) > Max)
+      return Bad(Range);
+    if (T == ScalarType::F8E4M3 && std::isinf(D))
+      return Bad("f8e4m3 has no infinity");
+    return T == ScalarType::F8E4M3 ? Arg::f8e4m3(F) : Arg::f8e5m2(F);
+  }
   Arg A = T == ScalarType::F32   ? Arg::f32(F)
           : T == ScalarType::F16 ? Arg::f16(F)
                                  : Arg::bf16(F);
@@ -476,25 +489,9 @@ std::optional<int> openReference(const Options &O, Device &Dev, Module &Mod,
 /// A scalar argument's value as a double, for --flops.
 double scalarValue(const Arg &A) {
   uint64_t Bits = A.bits();
-  switch (A.type()) {
-  case ScalarType::F16:
-    return halfToFloat(uint16_t(Bits));
-  case ScalarType::BF16:
-    return bf16ToFloat(uint16_t(Bits));
-  case ScalarType::F32: {
-    uint32_t B32 = uint32_t(Bits);
-    float F;
-    std::memcpy(&F, &B32, 4);
-    return F;
-  }
-  case ScalarType::F64: {
-    double D;
-    std::memcpy(&D, &Bits, 8);
-    return D;
-  }
-  default:
-    return isSignedType(A.type()) ? double(A.asInt64()) : double(Bits);
-  }
+  if (isFloatType(A.type()))
+    return floatValue(A.type(), Bits);
+  return isSignedType(A.type()) ? double(A.asInt64()) : double(Bits);
 }
 
 /// Checks that every name of --flops is a scalar parameter.

@@ -36,7 +36,8 @@ typedef enum KilnScalarKind {
   KILN_BOOL = 0,
   KILN_I8, KILN_I16, KILN_I32, KILN_I64,
   KILN_U8, KILN_U16, KILN_U32, KILN_U64,
-  KILN_F16, KILN_BF16, KILN_F32, KILN_F64
+  KILN_F16, KILN_BF16, KILN_F32, KILN_F64,
+  KILN_F8E4M3, KILN_F8E5M2
 } KilnScalarKind;
 
 typedef struct KilnHostProgram {

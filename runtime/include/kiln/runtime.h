@@ -105,7 +105,8 @@ private:
 /// The language's scalar types; same order and values as KilnScalarKind in
 /// kiln/host_abi.h.
 enum class ScalarType : uint8_t {
-  Bool = 0, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64
+  Bool = 0, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64,
+  F8E4M3, F8E5M2
 };
 
 /// "bool", "i32", "bf16", ...
@@ -115,6 +116,8 @@ size_t typeSize(ScalarType T);
 bool isIntegerType(ScalarType T);
 bool isSignedType(ScalarType T);
 bool isFloatType(ScalarType T);
+/// f8e4m3 or f8e5m2.
+bool isFp8(ScalarType T);
 /// Parses a scalar type name ("f32"); nullopt if it is none.
 std::optional<ScalarType> parseScalarType(std::string_view Name);
 
@@ -132,6 +135,19 @@ uint16_t floatToBF16(float Value);
 float bf16ToFloat(uint16_t Bits);
 uint16_t floatToHalf(float Value);
 float halfToFloat(uint16_t Bits);
+
+/// OCP fp8 conversions, as kernels convert (docs/language.md, "Conversions"):
+/// round to nearest even; finite values beyond the largest finite value
+/// (448 for E4M3, 57344 for E5M2) saturate to it; E5M2 keeps infinities,
+/// E4M3 (which has none) saturates them; a NaN becomes the NaN 0x7f with
+/// its sign. The decoders are exact.
+uint8_t floatToF8E4M3(float Value);
+/// The value of a float type's bits (the low typeSize(T) bytes of `Bits`),
+/// exactly.
+double floatValue(ScalarType T, uint64_t Bits);
+float f8e4m3ToFloat(uint8_t Bits);
+uint8_t floatToF8E5M2(float Value);
+float f8e5m2ToFloat(uint8_t Bits);
 
 class Buffer;
 
@@ -161,6 +177,10 @@ public:
   static Arg u64(uint64_t V) { return scalarBits(ScalarType::U64, V); }
   static Arg f16Bits(uint16_t V) { return scalarBits(ScalarType::F16, V); }
   static Arg bf16Bits(uint16_t V) { return scalarBits(ScalarType::BF16, V); }
+  static Arg f8e4m3Bits(uint8_t V) { return scalarBits(ScalarType::F8E4M3, V); }
+  static Arg f8e5m2Bits(uint8_t V) { return scalarBits(ScalarType::F8E5M2, V); }
+  static Arg f8e4m3(float V) { return f8e4m3Bits(floatToF8E4M3(V)); }
+  static Arg f8e5m2(float V) { return f8e5m2Bits(floatToF8E5M2(V)); }
   static Arg f16(float V) { return f16Bits(floatToHalf(V)); }
   static Arg bf16(float V) { return bf16Bits(floatToBF16(V)); }
   static Arg f32(float V);
