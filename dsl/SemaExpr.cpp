@@ -29,6 +29,22 @@ ScalarKind kiln::dsl::promoteScalarKinds(ScalarKind a, ScalarKind b) {
   return bitWidth(a) >= bitWidth(b) ? a : b;
 }
 
+/// The largest finite value of float type `k`.
+static double largestFinite(ScalarKind k) {
+  switch (k) {
+  case ScalarKind::F8E4M3: return 448.0;
+  case ScalarKind::F8E5M2: return 57344.0;
+  case ScalarKind::F16: return 65504.0;
+  case ScalarKind::BF16: return 3.3895313892515355e38;
+  case ScalarKind::F32: return 3.4028234663852886e38;
+  default: return std::numeric_limits<double>::max();
+  }
+}
+
+static std::string formatLargest(ScalarKind k) {
+  return llvm::formatv("{0}", llvm::format("%g", largestFinite(k))).str();
+}
+
 static bool isComparison(BinaryOp op) {
   switch (op) {
   case BinaryOp::Lt: case BinaryOp::Le: case BinaryOp::Gt:
@@ -72,6 +88,12 @@ bool Sema::Impl::coerceLiteral(Expr &e, ScalarKind k) {
       diag.error(e.range, "integer literal " + std::to_string(lit.value) +
                               " does not fit in " + spelling(k).str());
       ok = false;
+    } else if (isFloat(k) && double(lit.value) > largestFinite(k)) {
+      diag.error(e.range, "integer literal " + std::to_string(lit.value) +
+                              " does not fit in " + spelling(k).str() +
+                              " (its largest finite value is " +
+                              formatLargest(k) + ")");
+      ok = false;
     }
     break;
   }
@@ -86,12 +108,7 @@ bool Sema::Impl::coerceLiteral(Expr &e, ScalarKind k) {
     }
     // A finite literal must stay finite in its type (inf is spelled `inf`).
     double v = std::fabs(llvm::cast<FloatLitExpr>(e).value);
-    double maxFinite = k == ScalarKind::F8E4M3   ? 448.0
-                       : k == ScalarKind::F8E5M2 ? 57344.0
-                       : k == ScalarKind::F16    ? 65504.0
-                       : k == ScalarKind::BF16   ? 3.3895313892515355e38
-                       : k == ScalarKind::F32    ? 3.4028234663852886e38
-                                                 : std::numeric_limits<double>::max();
+    double maxFinite = largestFinite(k);
     if (std::isinf(v) && k == ScalarKind::F8E4M3) {
       diag.error(e.range, "f8e4m3 has no infinity");
       ok = false;
@@ -100,8 +117,7 @@ bool Sema::Impl::coerceLiteral(Expr &e, ScalarKind k) {
     if (std::isfinite(v) && v > maxFinite) {
       diag.error(e.range, "float literal " + text(e.range) + " does not fit in " +
                               spelling(k).str() + " (its largest finite value "
-                              "is " + llvm::formatv("{0}", llvm::format("%g", maxFinite)).str() +
-                              ")");
+                              "is " + formatLargest(k) + ")");
       ok = false;
     }
     break;
@@ -124,6 +140,14 @@ bool Sema::Impl::coerceLiteral(Expr &e, ScalarKind k) {
   }
   case ExprKind::Binary: {
     auto &b = llvm::cast<BinaryExpr>(e);
+    if (isFp8(k)) {
+      // It would be evaluated in fp8, rounding (and overflowing) at each
+      // step.
+      diag.error(e.range, "a literal expression cannot be evaluated in " +
+                              spelling(k).str() + "; write its value");
+      ok = false;
+      break;
+    }
     ok = coerceLiteral(*b.lhs, k) && coerceLiteral(*b.rhs, k);
     // Division of literals is checked once their type is known: `1 / 0`
     // is an error as an integer, inf as a float.

@@ -111,7 +111,7 @@ public:
       return text;
     }
     if (stage == "llvm") {
-      auto tm = targetMachine(arch);
+      auto tm = targetMachine(arch, minPtxOf(*lowered->module));
       if (!tm)
         return tm.takeError();
       llvm::LLVMContext llvmCtx;
@@ -243,14 +243,18 @@ protected:
     return llvmModule;
   }
 
+  /// The PTX ISA the lowering asked for (kMinPtxAttr), or 0.
+  static int64_t minPtxOf(ModuleOp module) {
+    if (auto a = module->getAttrOfType<IntegerAttr>(kiln::nvptx::kMinPtxAttr))
+      return a.getInt();
+    return 0;
+  }
+
   /// PTX text for the LLVM dialect module.
   static llvm::Expected<std::string> emitPTX(ModuleOp module,
                                              llvm::StringRef arch,
                                              llvm::StringRef entry) {
-    int64_t minPtx = 0;
-    if (auto a = module->getAttrOfType<IntegerAttr>(kiln::nvptx::kMinPtxAttr))
-      minPtx = a.getInt();
-    auto tm = targetMachine(arch, minPtx);
+    auto tm = targetMachine(arch, minPtxOf(module));
     if (!tm)
       return tm.takeError();
     llvm::LLVMContext llvmCtx;

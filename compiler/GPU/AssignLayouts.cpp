@@ -281,6 +281,11 @@ private:
   MmaAttr chooseMma(kiln::DotOp dot) {
     auto a = cast<RankedTensorType>(dot.getA().getType());
     auto c = cast<RankedTensorType>(dot.getAcc().getType());
+    // Mixed operand types (fp8 E4M3 x E5M2 left unwidened): no instruction
+    // reads both, the FMA path does.
+    if (a.getElementType() !=
+        cast<RankedTensorType>(dot.getB().getType()).getElementType())
+      return {};
     std::string ab, acc;
     llvm::raw_string_ostream(ab) << a.getElementType();
     llvm::raw_string_ostream(acc) << c.getElementType();
