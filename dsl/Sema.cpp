@@ -197,13 +197,6 @@ void Sema::Impl::checkHelperSignature(const FnDecl &fn) {
 std::optional<Type> Sema::Impl::resolveTypeExpr(TypeExpr &t) {
   switch (t.kind) {
   case TypeExpr::Kind::Scalar:
-  case TypeExpr::Kind::Pointer:
-  case TypeExpr::Kind::Tile:
-  case TypeExpr::Kind::View:
-    break;
-  }
-  switch (t.kind) {
-  case TypeExpr::Kind::Scalar:
     return Type::scalar(t.elem);
   case TypeExpr::Kind::Pointer:
     if (t.elem == ScalarKind::Bool) {

@@ -14,6 +14,7 @@
 #include "codegen/host/HostPasses.h"
 
 #include "codegen/host/HostLowering.h"
+#include "compiler/Transforms/Passes.h"
 #include "compiler/Dialect/KilnDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -359,9 +360,9 @@ void buildEntry(ModuleOp module, func::FuncOp kernel, ArrayRef<Type> paramTypes,
       Value byte = LLVM::LoadOp::create(b, l, b.getI8Type(), valuePtr);
       callArgs.push_back(arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, byte,
                                                arith::ConstantOp::create(b, l, b.getI8IntegerAttr(0))));
-    } else if (isa<Float8E4M3FNType, Float8E5M2Type>(t)) {
+    } else if (Type carrier = getFp8Carrier(t)) {
       // LLVM has no fp8 type: the byte, reinterpreted.
-      Value byte = LLVM::LoadOp::create(b, l, b.getI8Type(), valuePtr);
+      Value byte = LLVM::LoadOp::create(b, l, carrier, valuePtr);
       callArgs.push_back(arith::BitcastOp::create(b, l, t, byte));
     } else {
       callArgs.push_back(LLVM::LoadOp::create(b, l, t, valuePtr));

@@ -1,5 +1,6 @@
 //===- HostLoweringUtils.cpp - IR-building helpers of the host lowering ---===//
 #include "codegen/host/HostLowering.h"
+#include "compiler/Transforms/Passes.h"
 
 #include "runtime/include/kiln/host_abi.h"
 
@@ -80,20 +81,14 @@ Value guardedAccess(OpBuilder &b, Location l, Value cond, Value addr,
   return branch(b, l, cond, checked);
 }
 
-/// fp8 has no LLVM type: memory holds it as i8 (null for other types).
-static Type fp8Carrier(Type elem) {
-  if (isa<Float8E4M3FNType, Float8E5M2Type>(elem))
-    return IntegerType::get(elem.getContext(), 8);
-  return Type();
-}
-
 Value guardedLoad(OpBuilder &b, Location l, Type elem, Value addr, Value cond,
                   Value other, const std::optional<AccessCheck> &check) {
   if (!other && (cond || check))
     other = arith::ConstantOp::create(b, l, b.getZeroAttr(elem));
   return guardedAccess(b, l, cond, addr, byteSize(elem), /*isStore=*/false, check,
                  other, [&](OpBuilder &bb, Location ll) -> Value {
-                   Type carrier = fp8Carrier(elem);
+                   // fp8 has no LLVM type: memory holds it as i8.
+                   Type carrier = kiln::getFp8Carrier(elem);
                    Value v = LLVM::LoadOp::create(
                        bb, ll, carrier ? carrier : elem,
                        addrToPtr(bb, ll, addr), byteSize(elem));
@@ -108,7 +103,7 @@ void guardedStore(OpBuilder &b, Location l, Value value, Value addr, Value cond,
   guardedAccess(b, l, cond, addr, byteSize(value.getType()), /*isStore=*/true, check,
           Value(), [&](OpBuilder &bb, Location ll) -> Value {
             Value stored = value;
-            if (Type carrier = fp8Carrier(value.getType()))
+            if (Type carrier = kiln::getFp8Carrier(value.getType()))
               stored = arith::BitcastOp::create(bb, ll, carrier, value);
             LLVM::StoreOp::create(bb, ll, stored, addrToPtr(bb, ll, addr),
                                   byteSize(value.getType()));

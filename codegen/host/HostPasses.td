@@ -58,7 +58,7 @@ def KilnHostLegalizeFloats : Pass<"kiln-host-legalize-floats"> {
 }
 
 def KilnHostHalfAsI16 : Pass<"kiln-host-half-as-i16", "mlir::ModuleOp"> {
-  let summary = "Carry f16/bf16 values as i16 (and fp8 as i8) in the LLVM dialect";
+  let summary = "Carry f16/bf16 values as i16 in the LLVM dialect";
   let description = [{
     Runs on LLVM-dialect IR in which all f16/bf16 arithmetic has already
     been expanded (values are only loaded, stored, selected and passed
@@ -69,8 +69,6 @@ def KilnHostHalfAsI16 : Pass<"kiln-host-half-as-i16", "mlir::ModuleOp"> {
     libgcc's __truncsfbf2 / __truncsfhf2). Vectors of them become vectors
     of i16. With `bf16-only`, f16 values stay (the emulator keeps f16
     arithmetic, which LLVM computes through libgcc's f16 conversions).
-    fp8 values (LLVM has no type for them; the host lowering loads and
-    stores them with their own types) always become i8.
   }];
   let options = [
     Option<"bf16Only", "bf16-only", "bool", /*default=*/"false",

@@ -20,8 +20,7 @@
 //    arith-expand's compare-and-select form gets signed zeros wrong).
 //
 // The second pass of this file, kiln-host-half-as-i16, retypes the f16/bf16
-// values that remain in the LLVM dialect (and the fp8 ones, as i8: the host
-// lowering loads and stores them with their own types).
+// values that remain in the LLVM dialect.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/host/HostPasses.h"
@@ -194,23 +193,14 @@ struct KilnHostHalfAsI16Pass
   using Base::Base;
 
   bool isHalf(Type t) const { return t.isBF16() || (!bf16Only && t.isF16()); }
-  /// The integer that carries a narrow float's bits (i16 for the halves,
-  /// i8 for fp8, which LLVM has no type for); null for other types.
-  Type carrier(Type t) const {
-    if (isa<Float8E4M3FNType, Float8E5M2Type>(t))
-      return IntegerType::get(t.getContext(), 8);
-    if (isHalf(t))
-      return IntegerType::get(t.getContext(), 16);
-    return Type();
-  }
-  /// The integer form of a narrow float type or a vector of one; null
-  /// otherwise.
+  /// The i16 form of a half type or a vector of one; null otherwise.
   Type asI16(Type t) const {
-    if (Type c = carrier(t))
-      return c;
+    Type i16 = IntegerType::get(t.getContext(), 16);
+    if (isHalf(t))
+      return i16;
     if (auto v = dyn_cast<VectorType>(t))
-      if (Type c = carrier(v.getElementType()))
-        return v.clone(c);
+      if (isHalf(v.getElementType()))
+        return v.clone(i16);
     return Type();
   }
 
@@ -243,9 +233,9 @@ struct KilnHostHalfAsI16Pass
         if (auto f = dyn_cast<FloatAttr>(c.getValue()))
           bits = IntegerAttr::get(to, f.getValue().bitcastToAPInt());
         else if (auto d = dyn_cast<DenseFPElementsAttr>(c.getValue()))
-          bits = d.bitcast(getElementTypeOrSelf(to));
+          bits = d.bitcast(IntegerType::get(&getContext(), 16));
         if (!bits) {
-          op->emitError("f16/bf16/fp8 constant left after expansion");
+          op->emitError("f16/bf16 constant left after expansion");
           failedOp = true;
           return;
         }
@@ -275,7 +265,7 @@ struct KilnHostHalfAsI16Pass
                  LLVM::ExtractValueOp, LLVM::UndefOp, LLVM::PoisonOp,
                  LLVM::FreezeOp, LLVM::ZeroOp, LLVM::ShuffleVectorOp,
                  LLVM::ExtractElementOp, LLVM::InsertElementOp>(op)) {
-          op->emitError("f16/bf16/fp8 value left after expansion: ")
+          op->emitError("f16/bf16 value left after expansion: ")
               << op->getName();
           failedOp = true;
           continue;

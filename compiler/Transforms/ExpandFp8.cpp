@@ -217,9 +217,9 @@ struct ExpandTruncF : OpRewritePattern<arith::TruncFOp> {
   }
 };
 
-/// i8 for fp8, the same shape of i8 for a vector/tensor/memref of fp8;
-/// null for everything else.
-Type carrier(Type t) {
+} // namespace
+
+Type kiln::getFp8Carrier(Type t) {
   Type i8 = IntegerType::get(t.getContext(), 8);
   if (fp8Format(t))
     return i8;
@@ -229,10 +229,12 @@ Type carrier(Type t) {
   return Type();
 }
 
+namespace {
+
 /// Retypes every fp8 value to i8 (see the pass's `as-i8`).
 LogicalResult carryAsI8(Operation *root) {
   auto retype = [](Type t) {
-    Type c = carrier(t);
+    Type c = kiln::getFp8Carrier(t);
     return c ? c : t;
   };
   auto retypeAll = [&](TypeRange types) {
@@ -253,7 +255,7 @@ LogicalResult carryAsI8(Operation *root) {
         for (BlockArgument arg : block.getArguments())
           arg.setType(retype(arg.getType()));
     if (auto c = dyn_cast<arith::ConstantOp>(op)) {
-      Type to = carrier(c.getType());
+      Type to = kiln::getFp8Carrier(c.getType());
       if (!to)
         return;
       TypedAttr bits;

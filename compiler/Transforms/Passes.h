@@ -33,6 +33,11 @@ mlir::LogicalResult canonicalize(mlir::Operation *op);
 /// The patterns of tile-expand-fp8: fp8 conversions on bit patterns.
 void populateExpandFp8Patterns(mlir::RewritePatternSet &patterns);
 
+/// The integer type that carries fp8 bits where LLVM needs a type: i8 for
+/// f8E4M3FN/f8E5M2, the same shape of i8 for a ranked shaped type of them;
+/// null for everything else.
+mlir::Type getFp8Carrier(mlir::Type t);
+
 /// The tile-level pipeline of `kiln compile`: inline helpers, specialize
 /// each tune variant, canonicalize + CSE.
 void buildTilePipeline(mlir::OpPassManager &pm);

@@ -356,24 +356,17 @@ Error kiln::rt::writeNpyFile(const std::string &Path, const NpyArray &A) {
 namespace {
 
 /// The float types NumPy has no dtype for: kiln-run exchanges them as
-/// float32 values, or as their raw bits in an unsigned integer array.
+/// float32 values, or as their raw bits in an unsigned integer array
+/// (`Raw`).
 struct NarrowFloat {
   ScalarType Type;
   ScalarType Raw;
-  uint32_t (*FromFloat)(float);
-  float (*ToFloat)(uint32_t);
 };
 
 const NarrowFloat kNarrowFloats[] = {
-    {ScalarType::BF16, ScalarType::U16,
-     [](float F) -> uint32_t { return floatToBF16(F); },
-     [](uint32_t B) { return bf16ToFloat(uint16_t(B)); }},
-    {ScalarType::F8E4M3, ScalarType::U8,
-     [](float F) -> uint32_t { return floatToF8E4M3(F); },
-     [](uint32_t B) { return f8e4m3ToFloat(uint8_t(B)); }},
-    {ScalarType::F8E5M2, ScalarType::U8,
-     [](float F) -> uint32_t { return floatToF8E5M2(F); },
-     [](uint32_t B) { return f8e5m2ToFloat(uint8_t(B)); }},
+    {ScalarType::BF16, ScalarType::U16},
+    {ScalarType::F8E4M3, ScalarType::U8},
+    {ScalarType::F8E5M2, ScalarType::U8},
 };
 
 const NarrowFloat *findNarrowFloat(ScalarType T) {
@@ -403,7 +396,7 @@ kiln::rt::convertForParam(const NpyArray &A, ScalarType Param,
     for (size_t I = 0; I < A.Data.size() / 4; ++I) {
       float F;
       std::memcpy(&F, &A.Data[4 * I], 4);
-      uint32_t B = N->FromFloat(F);
+      uint64_t B = toFloatBits(Param, F);
       std::memcpy(&Out[Size * I], &B, Size); // little-endian low bytes
     }
     return Out;
@@ -421,8 +414,7 @@ NpyArray kiln::rt::convertForOutput(const uint8_t *Data, ScalarType Param,
   NpyArray A;
   A.Shape = Shape;
   uint64_t N = A.numElements();
-  const NarrowFloat *Narrow = findNarrowFloat(Param);
-  if (!Narrow) {
+  if (!findNarrowFloat(Param)) {
     A.Type = Param;
     A.Data.assign(Data, Data + N * typeSize(Param));
     return A;
@@ -431,9 +423,9 @@ NpyArray kiln::rt::convertForOutput(const uint8_t *Data, ScalarType Param,
   A.Type = ScalarType::F32;
   A.Data.resize(N * 4);
   for (uint64_t I = 0; I < N; ++I) {
-    uint32_t B = 0;
+    uint64_t B = 0;
     std::memcpy(&B, Data + Size * I, Size);
-    float F = Narrow->ToFloat(B);
+    float F = float(floatValue(Param, B)); // exact
     std::memcpy(&A.Data[4 * I], &F, 4);
   }
   return A;

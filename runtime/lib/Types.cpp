@@ -181,6 +181,26 @@ float decodeFp8(uint8_t Bits, const Fp8Format &F) {
 
 uint8_t kiln::rt::floatToF8E4M3(float Value) { return encodeFp8(Value, kE4M3); }
 
+uint64_t kiln::rt::toFloatBits(ScalarType T, double Value) {
+  switch (T) {
+  case ScalarType::F16:
+    return floatToHalf(float(Value));
+  case ScalarType::BF16:
+    return floatToBF16(float(Value));
+  case ScalarType::F8E4M3:
+    return floatToF8E4M3(float(Value));
+  case ScalarType::F8E5M2:
+    return floatToF8E5M2(float(Value));
+  case ScalarType::F32:
+    return floatBits(float(Value));
+  default: {
+    uint64_t Bits;
+    std::memcpy(&Bits, &Value, 8);
+    return Bits;
+  }
+  }
+}
+
 double kiln::rt::floatValue(ScalarType T, uint64_t Bits) {
   switch (T) {
   case ScalarType::F16:

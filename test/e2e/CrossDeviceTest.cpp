@@ -176,6 +176,10 @@ std::pair<double, double> tolerance(rt::ScalarType Type) {
   case rt::ScalarType::F16:
   case rt::ScalarType::BF16:
     return {1e-2, 1e-3};
+  case rt::ScalarType::F8E4M3:
+    return {0.125, 1e-2};
+  case rt::ScalarType::F8E5M2:
+    return {0.25, 1e-2};
   case rt::ScalarType::F64:
     return {1e-12, 1e-13};
   default:

@@ -164,28 +164,7 @@ std::string kiln::runtool::formatElement(ScalarType T, const uint8_t *P) {
   for (int Precision = 1; Precision <= 17; ++Precision) {
     std::snprintf(Buf, sizeof Buf, "%.*g", Precision, V);
     double Back = std::strtod(Buf, nullptr);
-    bool Same;
-    switch (T) {
-    case ScalarType::F16:
-      Same = floatToHalf(float(Back)) == floatToHalf(float(V));
-      break;
-    case ScalarType::BF16:
-      Same = floatToBF16(float(Back)) == floatToBF16(float(V));
-      break;
-    case ScalarType::F8E4M3:
-      Same = floatToF8E4M3(float(Back)) == floatToF8E4M3(float(V));
-      break;
-    case ScalarType::F8E5M2:
-      Same = floatToF8E5M2(float(Back)) == floatToF8E5M2(float(V));
-      break;
-    case ScalarType::F32:
-      Same = float(Back) == float(V);
-      break;
-    default:
-      Same = Back == V;
-      break;
-    }
-    if (Same)
+    if (toFloatBits(T, Back) == toFloatBits(T, V))
       break;
   }
   return Buf;

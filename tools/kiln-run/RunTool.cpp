@@ -326,11 +326,6 @@ Expected<Arg> parseScalar(const ParamInfo &P, const std::string &Text) {
                       std::string(typeName(T));
   if (errno == ERANGE && std::isinf(D))
     return Bad(Range);
-  if (T == ScalarType::F64)
-    return Arg::f64(D);
-  float F = float(D);
-  if (std::isfinite(D) && std::isinf(F))
-    return Bad(Range);
   if (isFp8(T)) {
     // fp8 conversions saturate: a finite value beyond the largest finite
     // one is refused rather than clamped.
@@ -339,16 +334,10 @@ Expected<Arg> parseScalar(const ParamInfo &P, const std::string &Text) {
       return Bad(Range);
     if (T == ScalarType::F8E4M3 && std::isinf(D))
       return Bad("f8e4m3 has no infinity");
-    return T == ScalarType::F8E4M3 ? Arg::f8e4m3(F) : Arg::f8e5m2(F);
   }
-  Arg A = T == ScalarType::F32   ? Arg::f32(F)
-          : T == ScalarType::F16 ? Arg::f16(F)
-                                 : Arg::bf16(F);
-  bool Inf = T == ScalarType::F16 ? std::isinf(halfToFloat(uint16_t(A.bits())))
-             : T == ScalarType::BF16
-                 ? std::isinf(bf16ToFloat(uint16_t(A.bits())))
-                 : false;
-  if (std::isfinite(D) && Inf)
+  Arg A = Arg::scalarBits(T, toFloatBits(T, D));
+  // A finite literal must stay finite in its type.
+  if (std::isfinite(D) && std::isinf(floatValue(T, A.bits())))
     return Bad(Range);
   return A;
 }

@@ -142,12 +142,15 @@ float halfToFloat(uint16_t Bits);
 /// E4M3 (which has none) saturates them; a NaN becomes the NaN 0x7f with
 /// its sign. The decoders are exact.
 uint8_t floatToF8E4M3(float Value);
-/// The value of a float type's bits (the low typeSize(T) bytes of `Bits`),
-/// exactly.
-double floatValue(ScalarType T, uint64_t Bits);
 float f8e4m3ToFloat(uint8_t Bits);
 uint8_t floatToF8E5M2(float Value);
 float f8e5m2ToFloat(uint8_t Bits);
+
+/// Any float type T: the value of its bits (the low typeSize(T) bytes of
+/// `Bits`), exactly; and the bits of `Value` in T (f64 exactly, the others
+/// from float(Value) by the conversions above).
+double floatValue(ScalarType T, uint64_t Bits);
+uint64_t toFloatBits(ScalarType T, double Value);
 
 class Buffer;
 

@@ -30,7 +30,7 @@ llvm.func @vectors(%p: !llvm.ptr, %q: !llvm.ptr) -> bf16 {
 // BF16: llvm.load %{{.*}} : !llvm.ptr -> vector<4xf16>
 // BF16: llvm.fadd %{{.*}}, %{{.*}} : vector<4xf16>
 // The pass refuses f16 arithmetic it would have to carry as i16.
-// ERR: error: f16/bf16/fp8 value left after expansion: llvm.fadd
+// ERR: error: f16/bf16 value left after expansion: llvm.fadd
 llvm.func @keeps_f16(%p: !llvm.ptr) -> vector<4xf16> {
   %v = llvm.load %p : !llvm.ptr -> vector<4xf16>
   %w = llvm.fadd %v, %v : vector<4xf16>
