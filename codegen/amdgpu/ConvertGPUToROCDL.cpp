@@ -352,13 +352,19 @@ uint32_t printFormatHash(StringRef format) {
 
 /// Kiln's print buffer (docs/codegen-amdgpu.md, "print and assert"): the
 /// kernel's last argument, `printBuffer` (an i64 address), points to
-/// {u64 reserved bytes, u64 capacity, records...}. A printf reserves
-/// 8 + 8 x args bytes with one atomic add and, if they fit, writes a record
-/// {u32 format hash, u32 argument count, one 8-byte slot per argument:
-/// integers sign-extended to i64 (i1 zero-extended), floats as f64 bits}.
-/// The runtime formats the records on the host after the stream
-/// synchronizes; what does not fit is counted, not written.
-void lowerPrintf(OpBuilder &b, Location loc, PrintfOp op, Value printBuffer) {
+/// {u64 reserved bytes, u64 capacity, records[capacity bytes], u64 trap}.
+/// A printf reserves 8 + 8 x args bytes with one atomic add and, if they
+/// fit, writes a record {u32 format hash, u32 argument count, one 8-byte
+/// slot per argument: integers sign-extended to i64 (i1 zero-extended),
+/// floats as f64 bits}. The runtime formats the records on the host after
+/// the stream synchronizes; what does not fit is counted, not written.
+///
+/// With `isTrapMessage` the record is the message of the trap that follows
+/// (a failed assertion): only the first thread of the launch to claim the
+/// trap word (0 -> ~0) writes it, and then stores its offset + 1 there, so
+/// the runtime reports that record as the launch's error.
+void lowerPrintf(OpBuilder &b, Location loc, PrintfOp op, Value printBuffer,
+                 bool isTrapMessage) {
   MLIRContext *ctx = b.getContext();
   Type i64 = b.getI64Type(), i8 = b.getI8Type();
   auto ptrTy = LLVM::LLVMPointerType::get(ctx, kGlobalAddressSpace);
@@ -384,15 +390,26 @@ void lowerPrintf(OpBuilder &b, Location loc, PrintfOp op, Value printBuffer) {
   }
   int64_t bytes = 8 + 8 * int64_t(slots.size());
   Value base = globalPointer(b, loc, printBuffer);
+  OpBuilder::InsertionGuard g(b);
+  Value capacity = LLVM::LoadOp::create(b, loc, i64, at(base, i64Const(8)));
+  Value trapWord;
+  if (isTrapMessage) {
+    trapWord = at(base, LLVM::AddOp::create(b, loc, capacity, i64Const(16)));
+    auto claim = LLVM::AtomicCmpXchgOp::create(
+        b, loc, trapWord, i64Const(0), i64Const(-1),
+        LLVM::AtomicOrdering::monotonic, LLVM::AtomicOrdering::monotonic,
+        kAgentScope);
+    Value first = LLVM::ExtractValueOp::create(b, loc, claim, 1);
+    auto claimed = scf::IfOp::create(b, loc, first, /*withElse=*/false);
+    b.setInsertionPointToStart(&claimed.getThenRegion().front());
+  }
   Value offset = LLVM::AtomicRMWOp::create(
       b, loc, LLVM::AtomicBinOp::add, base, i64Const(bytes),
       LLVM::AtomicOrdering::monotonic, kAgentScope);
-  Value capacity = LLVM::LoadOp::create(b, loc, i64, at(base, i64Const(8)));
   Value end = LLVM::AddOp::create(b, loc, offset, i64Const(bytes));
   Value fits = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ule, end,
                                     capacity);
   auto ifOp = scf::IfOp::create(b, loc, fits, /*withElse=*/false);
-  OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   Value record = at(base, LLVM::AddOp::create(b, loc, offset, i64Const(16)));
   LLVM::StoreOp::create(
@@ -402,12 +419,18 @@ void lowerPrintf(OpBuilder &b, Location loc, PrintfOp op, Value printBuffer) {
                         at(record, i64Const(4)));
   for (auto [i, v] : llvm::enumerate(slots))
     LLVM::StoreOp::create(b, loc, v, at(record, i64Const(8 + 8 * int64_t(i))));
+  if (trapWord)
+    LLVM::StoreOp::create(b, loc,
+                          LLVM::AddOp::create(b, loc, offset, i64Const(1)),
+                          trapWord);
 }
 
 LogicalResult lowerPrimitives(ModuleOp module, int32_t threads,
                               int32_t waveSize, StringRef arch) {
   // The module's print formats, once each (kiln_gpu.print_formats).
   SmallVector<Attribute> formats;
+  // Traps whose message the printf before them wrote into the print buffer.
+  llvm::SmallPtrSet<Operation *, 4> messageTraps;
   auto result = module.walk([&](Operation *op) -> WalkResult {
     OpBuilder b(op);
     Location loc = op->getLoc();
@@ -472,12 +495,25 @@ LogicalResult lowerPrimitives(ModuleOp module, int32_t threads,
       cas.erase();
     } else if (auto pf = dyn_cast<PrintfOp>(op)) {
       auto fn = pf->getParentOfType<func::FuncOp>();
-      lowerPrintf(b, loc, pf, fn.getArgument(fn.getNumArguments() - 1));
+      Operation *trap = pf->getNextNode();
+      bool isTrapMessage = isa_and_nonnull<TrapOp>(trap);
+      if (isTrapMessage)
+        messageTraps.insert(trap);
+      lowerPrintf(b, loc, pf, fn.getArgument(fn.getNumArguments() - 1),
+                  isTrapMessage);
       if (!llvm::is_contained(formats, pf.getFormatAttr()))
         formats.push_back(pf.getFormatAttr());
       pf.erase();
     } else if (isa<TrapOp>(op)) {
-      LLVM::Trap::create(b, loc);
+      // A trap with a message in the print buffer ends its wave
+      // (s_endpgm; the waves at a barrier stop waiting for it) and the
+      // runtime reports the message when the stream synchronizes; s_trap
+      // would end the process or leave the device unusable first. One
+      // without a message traps.
+      if (messageTraps.contains(op))
+        intrinsic(b, loc, "llvm.amdgcn.endpgm", Type(), {});
+      else
+        LLVM::Trap::create(b, loc);
       op->erase();
     } else if (auto mma = dyn_cast<MmaOp>(op)) {
       FailureOr<Value> v = lowerMma(b, loc, mma);

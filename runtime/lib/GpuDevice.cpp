@@ -356,10 +356,17 @@ Error DriverDevice::synchronize(StreamImpl &S) {
   return Error::success();
 }
 
+DevPtr DriverDevice::trapWord(const GpuStream &S) {
+  return S.Print + 2 * sizeof(uint64_t) + kPrintBufferBytes;
+}
+
 Error DriverDevice::drainPrints(GpuStream &S) {
   S.PrintPending = false;
   uint64_t Header[2] = {};
+  uint64_t Trap = 0;
   if (Result R = A.MemcpyDtoHAsync(Header, S.Print, sizeof(Header), S.S))
+    return fail(A.MemcpyDtoHAsync.Symbol, R);
+  if (Result R = A.MemcpyDtoHAsync(&Trap, trapWord(S), sizeof(Trap), S.S))
     return fail(A.MemcpyDtoHAsync.Symbol, R);
   if (Result R = A.StreamSynchronize(S.S))
     return fail(A.StreamSynchronize.Symbol, R);
@@ -372,11 +379,15 @@ Error DriverDevice::drainPrints(GpuStream &S) {
   // Empty it for the next launches (the capacity stays).
   if (Result R = A.MemsetD8Async(S.Print, 0, sizeof(uint64_t), S.S))
     return fail(A.MemsetD8Async.Symbol, R);
+  if (Trap)
+    if (Result R = A.MemsetD8Async(trapWord(S), 0, sizeof(uint64_t), S.S))
+      return fail(A.MemsetD8Async.Symbol, R);
   if (Result R = A.StreamSynchronize(S.S))
     return fail(A.StreamSynchronize.Symbol, R);
   // Records: {u32 format hash, u32 count, count 8-byte slots}, in the
-  // order their threads reserved them.
-  std::string Text;
+  // order their threads reserved them. The trap word, when set, is 1 + the
+  // offset of the record that is the trap's message (~0: it did not fit).
+  std::string Text, TrapMessage;
   for (size_t Word = 0; Word < Data.size();) {
     uint32_t Hash = uint32_t(Data[Word]);
     uint32_t Count = uint32_t(Data[Word] >> 32);
@@ -391,7 +402,11 @@ Error DriverDevice::drainPrints(GpuStream &S) {
                    : "<a print record of unknown format " +
                          std::to_string(Hash) + ">\n";
     }
-    Text += formatPrintRecord(Format, Data.data() + Word + 1, Count);
+    std::string Line = formatPrintRecord(Format, Data.data() + Word + 1, Count);
+    if (Trap && Trap - 1 == 8 * Word)
+      TrapMessage = Line;
+    else
+      Text += Line;
     Word += 1 + Count;
   }
   for (size_t Start = 0; Start < Text.size();) {
@@ -406,7 +421,14 @@ Error DriverDevice::drainPrints(GpuStream &S) {
                 " bytes of print output did not fit in " + name() +
                 "'s print buffer (" + std::to_string(kPrintBufferBytes) +
                 " bytes per stream between synchronizations) and were lost");
-  return Error::success();
+  if (!Trap)
+    return Error::success();
+  while (!TrapMessage.empty() && TrapMessage.back() == '\n')
+    TrapMessage.pop_back();
+  if (TrapMessage.empty())
+    TrapMessage = "an assertion failed (its message did not fit in " +
+                  name() + "'s print buffer)";
+  return Error(ErrorCode::KernelTrapped, "kernel trapped: " + TrapMessage);
 }
 
 uint32_t kiln::rt::detail::gpu::printFormatHash(std::string_view Format) {
@@ -521,7 +543,8 @@ Error DriverDevice::launch(StreamImpl &S, LoadedImage &Image, void **Args,
     // slot after the arguments.
     if (!GS.Print) {
       DevPtr P = 0;
-      if (Result R = A.MemAlloc(&P, sizeof(GS.PrintHeader) + kPrintBufferBytes))
+      if (Result R = A.MemAlloc(&P, sizeof(GS.PrintHeader) +
+                                        kPrintBufferBytes + sizeof(uint64_t)))
         return fail(A.MemAlloc.Symbol, R, " (the print buffer of " +
                                               I.Label + ")");
       GS.Print = P;
@@ -530,6 +553,8 @@ Error DriverDevice::launch(StreamImpl &S, LoadedImage &Image, void **Args,
       if (Result R = A.MemcpyHtoDAsync(GS.Print, GS.PrintHeader,
                                        sizeof(GS.PrintHeader), GS.S))
         return fail(A.MemcpyHtoDAsync.Symbol, R);
+      if (Result R = A.MemsetD8Async(trapWord(GS), 0, sizeof(uint64_t), GS.S))
+        return fail(A.MemsetD8Async.Symbol, R);
     }
     GS.PrintArg = GS.Print;
     size_t Slot = 0;

@@ -37,7 +37,9 @@ public:
   Stream S;
   /// Kiln's print buffer of this stream (device memory, made by the first
   /// launch of a kernel that prints): {u64 reserved bytes, u64 capacity,
-  /// records}; 0 until then.
+  /// records[capacity bytes], u64 trap}; 0 until then. A kernel whose
+  /// assertion failed sets the trap word to 1 + the offset of its message's
+  /// record (~0 when the record did not fit) and ends its wave.
   DevPtr Print = 0;
   /// The kernel argument that passes it, and its initial header.
   uint64_t PrintArg = 0;
@@ -148,8 +150,12 @@ protected:
                   const std::string &What);
 
   /// Reads a stream's print buffer (after the stream synchronized), sends
-  /// its lines to the print sink and empties it.
+  /// its lines to the print sink and empties it. A failed assertion's
+  /// record is not printed: it is the message of the KernelTrapped error
+  /// returned ("kernel trapped: k.tile:3:5: assertion failed: ...").
   Error drainPrints(GpuStream &S);
+  /// The address of a stream's trap word (after the records).
+  static DevPtr trapWord(const GpuStream &S);
 
   const Api &A;
   PrintSink Prints;

@@ -58,8 +58,31 @@ constexpr CUresult kTrapped = 719; // hipErrorLaunchFailure
 constexpr CUresult kTrapped = 710; // CUDA_ERROR_ASSERT
 #endif
 
-/// The format of the records action=print writes.
+/// The format of the records action=print and action=assert write.
 constexpr const char *kPrintFormat = "fake print: n = %d, half = %g\n";
+/// The format of the failed assertion's record action=assert writes.
+constexpr const char *kAssertFormat =
+    "k.tile:3:5: assertion failed: boom (in program %d, %d, %d)\n";
+
+/// Appends a record {FNV-1a of Format, slot count, Slots} to Kiln's print
+/// buffer at Header (runtime/lib/GpuDevice.h) as a kernel does; returns its
+/// offset, or -1 when it did not fit.
+int64_t writeRecord(uint64_t *Header, const char *Format,
+                    const std::vector<uint64_t> &Slots) {
+  uint64_t Bytes = 8 * (1 + Slots.size());
+  uint64_t Offset = Header[0];
+  Header[0] += Bytes;
+  if (Offset + Bytes > Header[1])
+    return -1;
+  uint64_t *Record = Header + 2 + Offset / 8;
+  uint32_t Hash = 2166136261u;
+  for (const char *C = Format; *C; ++C)
+    Hash = (Hash ^ (unsigned char)*C) * 16777619u;
+  Record[0] = Hash | (uint64_t(Slots.size()) << 32);
+  for (size_t I = 0; I < Slots.size(); ++I)
+    Record[1 + I] = Slots[I];
+  return int64_t(Offset);
+}
 
 struct Function {
   std::string Name;
@@ -652,29 +675,33 @@ EXPORT CUresult API(cuLaunchKernel, hipModuleLaunchKernel)(
     }
   if (F->Action == "trap")
     Sticky = kTrapped;
-  if (F->Action == "print") {
+  if (F->Action == "print" || F->Action == "assert") {
     // Kiln's print buffer (runtime/lib/GpuDevice.h): the hidden argument
     // after the N params. One record per launch: kPrintFormat with the
-    // last param's low 32 bits as a signed integer, and half of it.
+    // last param's low 32 bits as a signed integer, and half of it. An
+    // assert then fails in program (N, 0, 0) as compiled code does: it
+    // claims the trap word after the records, writes kAssertFormat's
+    // record and stores its offset + 1 there.
     uint64_t Buffer;
     std::memcpy(&Buffer, Params[F->Params], 8);
     auto *Header = reinterpret_cast<uint64_t *>(uintptr_t(Buffer));
-    if (!isDeviceRange(Buffer, 16))
+    if (!isDeviceRange(Buffer, 16) ||
+        !isDeviceRange(Buffer, 16 + Header[1] + 8))
       return kInvalidValue;
     int32_t N = 0;
     if (F->Params)
       std::memcpy(&N, Params[F->Params - 1], 4);
-    uint64_t Offset = Header[0];
-    Header[0] += 24;
-    if (Offset + 24 <= Header[1]) {
-      uint64_t *Record = Header + 2 + Offset / 8;
-      uint32_t Hash = 2166136261u; // FNV-1a of the format
-      for (const char *C = kPrintFormat; *C; ++C)
-        Hash = (Hash ^ (unsigned char)*C) * 16777619u;
-      Record[0] = Hash | (uint64_t(2) << 32);
-      Record[1] = uint64_t(int64_t(N));
-      double Half = N / 2.0;
-      std::memcpy(&Record[2], &Half, 8);
+    double Half = N / 2.0;
+    uint64_t HalfBits;
+    std::memcpy(&HalfBits, &Half, 8);
+    writeRecord(Header, kPrintFormat, {uint64_t(int64_t(N)), HalfBits});
+    uint64_t &Trap = Header[2 + Header[1] / 8];
+    if (F->Action == "assert" && Trap == 0) {
+      Trap = ~uint64_t(0);
+      int64_t At = writeRecord(Header, kAssertFormat,
+                               {uint64_t(int64_t(N)), 0, 0});
+      if (At >= 0)
+        Trap = uint64_t(At) + 1;
     }
   }
   if (F->Action == "vadd" && Last.NumParams >= 4) {

@@ -19,7 +19,7 @@
  * one is current, and device pointers must lie in a live allocation.
  *
  * A code object is accepted if it starts with "KILNFAKE": then lines
- * "NAME [params=N] [action=vadd|trap|fail|print] [maxthreads=N]", up to a line
+ * "NAME [params=N] [action=vadd|trap|fail|print|assert] [maxthreads=N]", up to a line
  * "END", declare its functions. Anything else is refused with
  * CUDA_ERROR_INVALID_PTX and a JIT error log. A launch records its
  * function, grid, block, shared memory and the first 8 bytes of each of
@@ -46,7 +46,11 @@
  * Both: action=print writes one record into Kiln's print buffer (the
  * hidden argument after the N params: runtime/lib/GpuDevice.h) with the
  * format "fake print: n = %d, half = %g\n", the last param's low 32 bits
- * and half of them.
+ * and half of them; action=assert writes the same, then fails an
+ * assertion in program (n, 0, 0) as a compiled AMD kernel does: if the
+ * trap word after the records is 0 it claims it, writes a record of
+ * "k.tile:3:5: assertion failed: boom (in program %d, %d, %d)\n" and
+ * stores the record's offset + 1 there.
  *===----------------------------------------------------------------------===*/
 #ifndef KILN_TEST_RUNTIME_FAKECUDA_H
 #define KILN_TEST_RUNTIME_FAKECUDA_H

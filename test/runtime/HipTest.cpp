@@ -421,6 +421,49 @@ TEST_F(HipFake, PrintBufferIsDrainedAtSynchronize) {
   EXPECT_TRUE(Lines.empty());
 }
 
+// A failed assertion on AMD ends its wave and leaves its message in the
+// print buffer: synchronize() returns it, the other records still print,
+// and the device stays usable.
+TEST_F(HipFake, FailedAssertionIsLocatedAtSynchronize) {
+  open();
+  std::vector<std::string> Lines;
+  Dev->setPrintHandler([&](const std::string &L) { Lines.push_back(L); });
+  BundleSpec Spec{{printerKernel()}};
+  TestImage I = amdImage(fakeImage({"printer_v0 params=2 action=assert"}));
+  I.Resources = {
+      {"threads", 64},
+      {"print_formats",
+       {"fake print: n = %d, half = %g\n",
+        "k.tile:3:5: assertion failed: boom (in program %d, %d, %d)\n"}}};
+  Spec.Images = {I};
+  auto M = load(Spec);
+  ASSERT_TRUE(M) << M.error().message();
+  Buffer X = upload(std::vector<float>(4));
+  // Two launches fail: the first assertion is the error, the second
+  // launch's print still prints.
+  for (int32_t N : {7, 2})
+    ASSERT_TRUE(M->kernel("printer")->launch(*Str, {Arg::pointer(X),
+                                                     Arg::i32(N)}));
+  Error E = Str->synchronize();
+  ASSERT_TRUE(E);
+  EXPECT_EQ(E.code(), ErrorCode::KernelTrapped);
+  EXPECT_EQ(E.message(), "kernel trapped: k.tile:3:5: assertion failed: boom "
+                         "(in program 7, 0, 0)");
+  EXPECT_EQ(Lines, (std::vector<std::string>{"fake print: n = 7, half = 3.5",
+                                             "fake print: n = 2, half = 1"}));
+  // The trap word was reset and the device still works.
+  Lines.clear();
+  ASSERT_TRUE(M->kernel("printer")->launch(*Str, {Arg::pointer(X),
+                                                   Arg::i32(3)}));
+  E = Str->synchronize();
+  ASSERT_TRUE(E);
+  EXPECT_EQ(E.message(), "kernel trapped: k.tile:3:5: assertion failed: boom "
+                         "(in program 3, 0, 0)");
+  EXPECT_EQ(Lines, (std::vector<std::string>{"fake print: n = 3, half = 1.5"}));
+  Buffer Y = upload(std::vector<float>{1, 2});
+  EXPECT_EQ(download<float>(Y), (std::vector<float>{1, 2}));
+}
+
 TEST_F(HipFake, PrintFormatsMustBeStrings) {
   open();
   Buffer X = upload(std::vector<float>(4));

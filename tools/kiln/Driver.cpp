@@ -539,11 +539,6 @@ std::optional<int> compileVariant(mlir::ModuleOp variantModule,
 int emitBundle(const Options &opts, mlir::ModuleOp specialized,
                llvm::ArrayRef<KernelToEmit> kernels, const dsl::Sema &sema,
                llvm::ArrayRef<ResolvedTarget> targets) {
-  // The checked mode travels to the backends as a module attribute.
-  if (opts.checkBounds)
-    for (auto variant : specialized.getOps<mlir::ModuleOp>())
-      variant->setAttr("kiln.check_bounds",
-                       mlir::UnitAttr::get(specialized.getContext()));
   std::vector<bundle::KernelSignature> signatures;
   for (const KernelToEmit &k : kernels)
     signatures.push_back(signatureOf(*k.kernel, sema));
@@ -836,6 +831,11 @@ int runCompile(const Options &opts) {
     if (mlir::failed(pm.run(*mod)))
       return kExitUser;
   }
+  // The checked mode travels to the backends as a module attribute (for
+  // bundles and --emit=STAGE alike).
+  if (opts.checkBounds)
+    for (auto variant : mod->getOps<mlir::ModuleOp>())
+      variant->setAttr("kiln.check_bounds", mlir::UnitAttr::get(&ctx));
   if (opts.emit == "bundle")
     return emitBundle(opts, *mod, toEmit, sema, targets);
   if (stage)

@@ -478,8 +478,10 @@ def KilnGPU_PrintfOp : KilnGPU_Op<"printf"> {
 def KilnGPU_TrapOp : KilnGPU_Op<"trap"> {
   let summary = "stop the kernel with an error";
   let description = [{
-    Ends the launch with an error the runtime reports (a failed assertion);
-    any `kiln_gpu.printf` before it says why.
+    Ends the launch with an error the runtime reports (a failed assertion).
+    A `kiln_gpu.printf` right before it in the same block is its message:
+    backends that can (AMD) hand that record to the runtime as the error's
+    text instead of printing it.
   }];
   let assemblyFormat = "attr-dict";
 }

@@ -157,7 +157,7 @@ module attributes {kiln_gpu.target = "gfx1100", kiln_gpu.warps = 4 : i32} {
 
 // -----
 
-// Atomics at agent scope; trap is s_trap (llvm.trap); exp2, exp, log2
+// Atomics at agent scope; a trap without a message is s_trap (llvm.trap); exp2, exp, log2
 // and log stay intrinsics (the backend expands them around v_exp_f32 and
 // v_log_f32; no polynomial), sin becomes arithmetic: no library call.
 // CHECK-LABEL: llvm.func @effects(
@@ -202,9 +202,9 @@ module attributes {kiln_gpu.target = "gfx942", kiln_gpu.warps = 4 : i32} {
 // CHECK-DAG: %[[XS:.*]] = llvm.bitcast %[[XD]] : f64 to i64
 // CHECK-DAG: %[[IS:.*]] = llvm.sext %[[I]] : i32 to i64
 // CHECK: %[[BASE:.*]] = llvm.inttoptr %[[BUF]] : i64 to !llvm.ptr<1>
-// CHECK: %[[OFF:.*]] = llvm.atomicrmw add %[[BASE]], %[[SIZE]] syncscope("agent") monotonic : !llvm.ptr<1>, i64
 // CHECK: %[[CAPP:.*]] = llvm.getelementptr %[[BASE]][8]
 // CHECK: %[[CAP:.*]] = llvm.load %[[CAPP]] : !llvm.ptr<1> -> i64
+// CHECK: %[[OFF:.*]] = llvm.atomicrmw add %[[BASE]], %[[SIZE]] syncscope("agent") monotonic : !llvm.ptr<1>, i64
 // CHECK: %[[END:.*]] = llvm.add %[[OFF]], %[[SIZE]] : i64
 // CHECK: %[[FITS:.*]] = llvm.icmp "ule" %[[END]], %[[CAP]] : i64
 // CHECK: llvm.cond_br %[[FITS]]
@@ -218,6 +218,43 @@ module attributes {kiln_gpu.target = "gfx942", kiln_gpu.warps = 4 : i32} {
 module attributes {kiln_gpu.target = "gfx942", kiln_gpu.warps = 4 : i32} {
   func.func @print(%x: f32, %i: i32) attributes {kiln.kernel} {
     kiln_gpu.printf "x = %g, i = %d\n" (%x, %i : f32, i32)
+    return
+  }
+}
+
+// -----
+
+// A failed assertion (a printf right before a trap) on AMD: the first
+// thread of the launch to claim the trap word after the records (0 -> ~0,
+// at 16 + capacity) writes its message's record and stores the record's
+// offset + 1 there; then its wave ends (s_endpgm), so the runtime reports
+// the message at the stream's synchronization. No s_trap.
+// CHECK-LABEL: llvm.func @failed_assertion(
+// CHECK-SAME: %[[PID:[^:]+]]: i32, %[[BUF:[^:]+]]: i64)
+// CHECK-DAG: %[[ZERO:.*]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK-DAG: %[[CLAIMED:.*]] = llvm.mlir.constant(-1 : i64) : i64
+// CHECK-DAG: %[[ONE:.*]] = llvm.mlir.constant(1 : i64) : i64
+// CHECK: %[[PID64:.*]] = llvm.sext %[[PID]] : i32 to i64
+// CHECK: %[[BASE:.*]] = llvm.inttoptr %[[BUF]] : i64 to !llvm.ptr<1>
+// CHECK: %[[CAP:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> i64
+// CHECK: %[[TRAPAT:.*]] = llvm.add %[[CAP]], %{{.*}} : i64
+// CHECK: %[[TRAP:.*]] = llvm.getelementptr %[[BASE]][%[[TRAPAT]]]
+// CHECK: %[[CLAIM:.*]] = llvm.cmpxchg %[[TRAP]], %[[ZERO]], %[[CLAIMED]] syncscope("agent") monotonic monotonic : !llvm.ptr<1>, i64
+// CHECK: %[[FIRST:.*]] = llvm.extractvalue %[[CLAIM]][1]
+// CHECK: llvm.cond_br %[[FIRST]]
+// CHECK: %[[OFF:.*]] = llvm.atomicrmw add %[[BASE]]
+// CHECK: llvm.cond_br
+// CHECK: llvm.store %[[PID64]], %{{.*}} : i64, !llvm.ptr<1>
+// CHECK: %[[MARK:.*]] = llvm.add %[[OFF]], %[[ONE]] : i64
+// CHECK: llvm.store %[[MARK]], %[[TRAP]] : i64, !llvm.ptr<1>
+// CHECK: llvm.call_intrinsic "llvm.amdgcn.endpgm"()
+// CHECK-NOT: llvm.intr.trap
+// CHECK-NOT: llvm.call @
+module attributes {kiln_gpu.target = "gfx942", kiln_gpu.warps = 4 : i32} {
+  func.func @failed_assertion(%pid: i32) attributes {kiln.kernel} {
+    %pid64 = arith.extsi %pid : i32 to i64
+    kiln_gpu.printf "k.tile:3:5: boom (in program %d)\n" (%pid64 : i64)
+    kiln_gpu.trap
     return
   }
 }
