@@ -187,11 +187,22 @@ GPUTarget amd(const char *arch, Family family, double bandwidth,
       t.matrixInstrs.push_back(mfma("amd.mfma.16x16x16.i8", 16, 16, "i8", "i32"));
     }
     if (family == Family::CDNA4) {
-      // OCP fp8 (gfx942's fp8 is the FNUZ encoding: not Kiln's f8 types).
+      // OCP fp8, the encodings of Kiln's f8 types.
       t.matrixInstrs.push_back(mfma("amd.mfma.32x32x16.fp8", 32, 16, "f8E4M3FN", "f32"));
       t.matrixInstrs.push_back(mfma("amd.mfma.16x16x32.fp8", 16, 32, "f8E4M3FN", "f32"));
       t.matrixInstrs.push_back(mfma("amd.mfma.32x32x16.bf8", 32, 16, "f8E5M2", "f32"));
       t.matrixInstrs.push_back(mfma("amd.mfma.16x16x32.bf8", 16, 32, "f8E5M2", "f32"));
+    } else if (family == Family::CDNA3) {
+      // The same instructions read FNUZ fp8 on gfx942: the stage feeds them
+      // OCP bytes re-encoded to half their value (MatrixInstr::fnuzOperands).
+      for (MatrixInstr i :
+           {mfma("amd.mfma.32x32x16.fp8.fnuz", 32, 16, "f8E4M3FN", "f32"),
+            mfma("amd.mfma.16x16x32.fp8.fnuz", 16, 32, "f8E4M3FN", "f32"),
+            mfma("amd.mfma.32x32x16.bf8.fnuz", 32, 16, "f8E5M2", "f32"),
+            mfma("amd.mfma.16x16x32.bf8.fnuz", 16, 32, "f8E5M2", "f32")}) {
+        i.fnuzOperands = true;
+        t.matrixInstrs.push_back(std::move(i));
+      }
     }
     break;
   }

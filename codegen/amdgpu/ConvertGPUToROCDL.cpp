@@ -267,6 +267,11 @@ const MatrixIntrinsic kMatrixIntrinsics[] = {
     {"amd.mfma.16x16x32.fp8", "llvm.amdgcn.mfma.f32.16x16x32.fp8.fp8", Pack::AsInt},
     {"amd.mfma.32x32x16.bf8", "llvm.amdgcn.mfma.f32.32x32x16.bf8.bf8", Pack::AsInt},
     {"amd.mfma.16x16x32.bf8", "llvm.amdgcn.mfma.f32.16x16x32.bf8.bf8", Pack::AsInt},
+    // gfx942 reads the same intrinsics' operands as FNUZ fp8.
+    {"amd.mfma.32x32x16.fp8.fnuz", "llvm.amdgcn.mfma.f32.32x32x16.fp8.fp8", Pack::AsInt},
+    {"amd.mfma.16x16x32.fp8.fnuz", "llvm.amdgcn.mfma.f32.16x16x32.fp8.fp8", Pack::AsInt},
+    {"amd.mfma.32x32x16.bf8.fnuz", "llvm.amdgcn.mfma.f32.32x32x16.bf8.bf8", Pack::AsInt},
+    {"amd.mfma.16x16x32.bf8.fnuz", "llvm.amdgcn.mfma.f32.16x16x32.bf8.bf8", Pack::AsInt},
     {"amd.wmma.gfx11.f16", "llvm.amdgcn.wmma.f32.16x16x16.f16", Pack::AsIs, false, true},
     {"amd.wmma.gfx11.bf16", "llvm.amdgcn.wmma.f32.16x16x16.bf16", Pack::AsI16, false, true},
     {"amd.wmma.gfx11.i8", "llvm.amdgcn.wmma.i32.16x16x16.iu8", Pack::AsI32Vec, true, true},

@@ -130,6 +130,7 @@ struct ConvertToThreadsPass
     scf::populateSCFStructuralTypeConversions(tc, patterns);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
+    threads::hoistAccumulatorScaling(module);
     // Pointer arguments are i64 addresses now: their promises move to the
     // kiln_gpu names (the kiln dialect allows `kiln.align` on pointers).
     module.walk([&](func::FuncOp fn) {

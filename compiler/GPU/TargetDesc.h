@@ -35,6 +35,14 @@ struct MatrixInstr {
   /// `tf32`.
   std::string aType, bType, accType;
   bool tf32 = false;
+  /// The instruction reads fp8 operands in the FNUZ encodings (E4M3FNUZ,
+  /// E5M2FNUZ: exponent bias one higher than OCP's, no infinity, no -0,
+  /// one NaN, 0x80). Its `aType`/`bType` stay the OCP types Kiln has: the
+  /// stage re-encodes each operand byte so it reads as half the OCP value
+  /// (OCP's -0 as 0, its NaNs and infinities as the NaN) and divides the
+  /// accumulator by 4 before and multiplies it by 4 after, which is exact
+  /// (docs/codegen-gpu.md, "fp8").
+  bool fnuzOperands = false;
   LinearLayout aLayout, bLayout, cLayout;
 
   int32_t getARegisters() const { return aLayout.getInDimSize("register"); }

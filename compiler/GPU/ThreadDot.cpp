@@ -1,7 +1,10 @@
 //===- ThreadDot.cpp - Matrix products per warp -----------------------------===//
 //
 // kiln.dot in the per-thread form: one `kiln_gpu.mma` of the target's
-// matrix instruction per instruction tile and K step.
+// matrix instruction per instruction tile and K step. Instructions that
+// read FNUZ fp8 get OCP operands re-encoded to half their value and an
+// accumulator divided by 4 around them; a loop that carries such an
+// accumulator then carries it divided (hoistAccumulatorScaling).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +19,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 
 #include <map>
 
@@ -25,6 +29,75 @@ using namespace kiln::gpu;
 using namespace kiln::gpu::threads;
 
 namespace {
+
+/// Marks the multiplications of an accumulator by 1/4 and 4 around
+/// FNUZ instructions, the only ones hoistAccumulatorScaling moves.
+constexpr llvm::StringLiteral kFnuzScaleAttr = "kiln_gpu.fnuz_scale";
+
+/// `v` * `factor` (a power of two), marked as FNUZ accumulator scaling.
+Value scaleAccumulator(OpBuilder &b, Location loc, Value v, double factor) {
+  auto vt = cast<VectorType>(v.getType());
+  Value k = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(
+                  vt, b.getFloatAttr(vt.getElementType(), factor)));
+  auto mul = arith::MulFOp::create(b, loc, v, k);
+  mul->setAttr(kFnuzScaleAttr, b.getUnitAttr());
+  return mul;
+}
+
+/// An fp8 operand (OCP E4M3FN or E5M2 bytes) re-encoded for an instruction
+/// that reads FNUZ fp8: every byte unchanged reads as half its OCP value
+/// (the FNUZ exponent bias is one higher, subnormals included) except -0
+/// (0x80, the FNUZ NaN), which becomes 0, and OCP's NaNs and infinities,
+/// which become the FNUZ NaN 0x80 (their bits are finite FNUZ values).
+/// Computed on 32-bit words, four bytes at a time, with byte-replicated
+/// masks (no carry crosses a byte: each sum stays below 0x100).
+Value encodeFnuz(OpBuilder &b, Location loc, Value v) {
+  auto vt = cast<VectorType>(v.getType());
+  bool e4m3 = isa<Float8E4M3FNType>(vt.getElementType());
+  int64_t n = vt.getNumElements();
+  auto bytesType = VectorType::get({n}, b.getI8Type());
+  Value x = arith::BitcastOp::create(b, loc, bytesType, v);
+  bool words = n % 4 == 0;
+  VectorType wordType =
+      words ? VectorType::get({n / 4}, b.getI32Type()) : bytesType;
+  if (words)
+    x = vector::BitCastOp::create(b, loc, wordType, x);
+  auto constant = [&](uint32_t word) -> Value {
+    unsigned width = wordType.getElementTypeBitWidth();
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(
+                    wordType, IntegerAttr::get(wordType.getElementType(),
+                                               APInt(width, word & (width == 32
+                                                                    ? ~0u
+                                                                    : 0xffu)))));
+  };
+  // `byte` in every byte of a lane.
+  auto splat = [&](uint8_t byte) {
+    return constant(words ? byte * 0x01010101u : byte);
+  };
+  Value high = splat(0x80);
+  Value low7 = arith::AndIOp::create(b, loc, x, splat(0x7f));
+  // 0xff in each byte whose low 7 bits are not all zero, else 0x7f (so
+  // -0 loses its sign): low7 + 0x7f carries into the high bit.
+  Value keepSign = arith::OrIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, low7, splat(0x7f)), splat(0x7f));
+  // High bit of each byte that is a NaN (E4M3: low 7 bits all ones) or,
+  // for E5M2, a NaN or an infinity (exponent all ones).
+  Value special = arith::AndIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, low7, splat(e4m3 ? 0x01 : 0x04)),
+      high);
+  // 0x7f in each special byte: cleared, then the byte is 0x80.
+  Value fill = arith::SubIOp::create(
+      b, loc, special, arith::ShRUIOp::create(b, loc, special, constant(7)));
+  Value kept = arith::AndIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, x, keepSign),
+      arith::XOrIOp::create(b, loc, fill, constant(~0u)));
+  Value out = arith::OrIOp::create(b, loc, kept, special);
+  if (words)
+    out = vector::BitCastOp::create(b, loc, bytesType, out);
+  return arith::BitcastOp::create(b, loc, vt, out);
+}
 
 /// kiln.dot with matrix-instruction layouts: for each (M tile, N tile) of
 /// the warp's share of the accumulator and each K step, one
@@ -84,6 +157,10 @@ struct DotPattern : ThreadPattern<kiln::DotOp> {
     };
     Value acc = adaptor.getAcc();
     auto accType = cast<VectorType>(acc.getType());
+    // FNUZ fp8: the instruction computes (A / 2)(B / 2) + C, so C is the
+    // accumulator / 4, and the result times 4.
+    if (instr->fnuzOperands)
+      acc = scaleAccumulator(b, loc, acc, 0.25);
     SmallVector<Value> accRegs;
     for (int64_t r = 0; r < accType.getNumElements(); ++r)
       accRegs.push_back(extractElement(b, loc, acc, r));
@@ -111,6 +188,10 @@ struct DotPattern : ThreadPattern<kiln::DotOp> {
           a = buildRoundToTF32(b, loc, a);
           bv = buildRoundToTF32(b, loc, bv);
         }
+        if (instr->fnuzOperands) {
+          a = encodeFnuz(b, loc, a);
+          bv = encodeFnuz(b, loc, bv);
+        }
         if (mma.getTransposed())
           std::swap(a, bv);
         c = MmaOp::create(b, loc, c.getType(), instr->name, a, bv, c);
@@ -118,7 +199,10 @@ struct DotPattern : ThreadPattern<kiln::DotOp> {
       for (auto [j, r] : llvm::enumerate(cRegs))
         accRegs[r] = extractElement(b, loc, c, j);
     }
-    b.replaceOpWithNewOp<vector::FromElementsOp>(op, accType, accRegs);
+    Value result = vector::FromElementsOp::create(b, loc, accType, accRegs);
+    if (instr->fnuzOperands)
+      result = scaleAccumulator(b, loc, result, 4.0);
+    b.replaceOp(op, result);
     return success();
   }
 
@@ -202,6 +286,59 @@ struct DotPattern : ThreadPattern<kiln::DotOp> {
 };
 
 } // namespace
+
+/// The factor of a marked accumulator scaling `op` (a splat constant), or 0.
+static double fnuzScaleFactor(Operation *op) {
+  auto mul = dyn_cast_or_null<arith::MulFOp>(op);
+  if (!mul || !mul->hasAttr(kFnuzScaleAttr))
+    return 0;
+  DenseElementsAttr k;
+  if (!matchPattern(mul.getRhs(), m_Constant(&k)) || !k.isSplat())
+    return 0;
+  return k.getSplatValue<APFloat>().convertToDouble();
+}
+
+void kiln::gpu::threads::hoistAccumulatorScaling(Operation *root) {
+  // Back-to-back products on one accumulator: (x * 4) / 4 is x.
+  root->walk([](arith::MulFOp quarter) {
+    Operation *times4 = quarter.getLhs().getDefiningOp();
+    if (fnuzScaleFactor(quarter) != 0.25 || fnuzScaleFactor(times4) != 4.0)
+      return;
+    quarter.replaceAllUsesWith(times4->getOperand(0));
+    quarter.erase();
+    if (times4->use_empty())
+      times4->erase();
+  });
+  // Inner loops first: an outer loop then sees the scaling moved out of
+  // the inner one around its own accumulator.
+  root->walk<WalkOrder::PostOrder>([](scf::ForOp loop) {
+    auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+    for (unsigned i = 0; i < loop.getNumRegionIterArgs(); ++i) {
+      BlockArgument arg = loop.getRegionIterArgs()[i];
+      Operation *yielded = yield.getOperand(i).getDefiningOp();
+      if (!arg.hasOneUse() || !yielded || !yielded->hasOneUse())
+        continue;
+      Operation *entry = *arg.getUsers().begin();
+      if (fnuzScaleFactor(entry) != 0.25 || fnuzScaleFactor(yielded) != 4.0 ||
+          entry->getOperand(0) != arg)
+        continue;
+      // Carry the accumulator / 4: scale the initial value, drop both
+      // scalings inside, scale the result back after the loop.
+      OpBuilder b(loop);
+      Value init = loop.getInitArgs()[i];
+      loop.getInitArgsMutable()[i].assign(
+          scaleAccumulator(b, loop.getLoc(), init, 0.25));
+      entry->getResult(0).replaceAllUsesWith(arg);
+      entry->erase();
+      yield.setOperand(i, yielded->getOperand(0));
+      yielded->erase();
+      b.setInsertionPointAfter(loop);
+      Value result = loop.getResult(i);
+      Value scaled = scaleAccumulator(b, loop.getLoc(), result, 4.0);
+      result.replaceAllUsesExcept(scaled, scaled.getDefiningOp());
+    }
+  });
+}
 
 void kiln::gpu::threads::populateDotPatterns(const TypeConverter &tc,
     RewritePatternSet &patterns, const Context &c) {

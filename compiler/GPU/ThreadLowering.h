@@ -223,6 +223,12 @@ void populateMemoryPatterns(const mlir::TypeConverter &tc,
 void populateReductionPatterns(const mlir::TypeConverter &tc,
                                mlir::RewritePatternSet &patterns,
                                const Context &c);
+/// After the conversion: a loop whose accumulator is divided by 4 on
+/// entry to FNUZ fp8 matrix instructions and multiplied by 4 after them
+/// (and used nowhere else) carries it divided instead, so the scalings run
+/// once around the loop, not every iteration. Exact: both are powers of
+/// two.
+void hoistAccumulatorScaling(mlir::Operation *root);
 void populateDotPatterns(const mlir::TypeConverter &tc,
                          mlir::RewritePatternSet &patterns, const Context &c);
 

@@ -37,7 +37,8 @@
 //                 D (8): row 8 (l / 16) + i, col l % 16
 //
 // xf32 operands are read as tf32 (the stage rounds them first); gfx950's
-// fp8 is OCP E4M3/E5M2, as NVIDIA's.
+// fp8 is OCP E4M3/E5M2, as NVIDIA's; gfx942's (the ".fnuz" names) is
+// E4M3FNUZ/E5M2FNUZ: exponent bias 8/16, no infinity, 0x80 the only NaN.
 //
 // D = A B + C; products and sums are computed exactly (integers, wrapping
 // at 32 bits) or in double precision and rounded once to f32 — within what
@@ -56,7 +57,7 @@ using namespace kiln::rt::detail;
 
 namespace {
 
-enum class Elem { F16, BF16, TF32, F32, S8, E4M3, E5M2 };
+enum class Elem { F16, BF16, TF32, F32, S8, E4M3, E5M2, E4M3Fnuz, E5M2Fnuz };
 
 /// Whose layout tables apply.
 enum class Family { NvMma, Mfma, WmmaGfx11, WmmaGfx12 };
@@ -104,6 +105,17 @@ double decodeTF32(uint32_t Bits) {
   return F;
 }
 
+/// FNUZ fp8 with `ManBits` mantissa bits and exponent bias `Bias`.
+double decodeFnuz(uint8_t B, int ManBits, int Bias) {
+  if (B == 0x80)
+    return NAN;
+  int Exp = (B & 0x7f) >> ManBits, Man = B & ((1 << ManBits) - 1);
+  double V = Exp == 0 ? std::ldexp(double(Man), 1 - Bias - ManBits)
+                      : std::ldexp(double(Man | (1 << ManBits)),
+                                   Exp - Bias - ManBits);
+  return (B & 0x80) ? -V : V;
+}
+
 double element(const void *Regs, int I, Elem E) {
   const auto *P = static_cast<const uint8_t *>(Regs);
   switch (E) {
@@ -133,6 +145,10 @@ double element(const void *Regs, int I, Elem E) {
     return kiln::rt::f8e4m3ToFloat(P[I]);
   case Elem::E5M2:
     return kiln::rt::f8e5m2ToFloat(P[I]);
+  case Elem::E4M3Fnuz:
+    return decodeFnuz(P[I], 3, 8);
+  case Elem::E5M2Fnuz:
+    return decodeFnuz(P[I], 2, 16);
   }
   return 0;
 }
@@ -341,6 +357,10 @@ bool kiln::rt::detail::emulateMatrixInstr(const std::string &Instr, int Lanes,
       {"amd.mfma.16x16x32.fp8", Family::Mfma, {16, 16, 32}, Elem::E4M3, false, 64},
       {"amd.mfma.32x32x16.bf8", Family::Mfma, {32, 32, 16}, Elem::E5M2, false, 64},
       {"amd.mfma.16x16x32.bf8", Family::Mfma, {16, 16, 32}, Elem::E5M2, false, 64},
+      {"amd.mfma.32x32x16.fp8.fnuz", Family::Mfma, {32, 32, 16}, Elem::E4M3Fnuz, false, 64},
+      {"amd.mfma.16x16x32.fp8.fnuz", Family::Mfma, {16, 16, 32}, Elem::E4M3Fnuz, false, 64},
+      {"amd.mfma.32x32x16.bf8.fnuz", Family::Mfma, {32, 32, 16}, Elem::E5M2Fnuz, false, 64},
+      {"amd.mfma.16x16x32.bf8.fnuz", Family::Mfma, {16, 16, 32}, Elem::E5M2Fnuz, false, 64},
       // RDNA (wave32).
       {"amd.wmma.gfx11.f16", Family::WmmaGfx11, {16, 16, 16}, Elem::F16, false, 32},
       {"amd.wmma.gfx11.bf16", Family::WmmaGfx11, {16, 16, 16}, Elem::BF16, false, 32},
