@@ -424,10 +424,12 @@ void lowerPrintf(OpBuilder &b, Location loc, PrintfOp op, Value printBuffer,
                         at(record, i64Const(4)));
   for (auto [i, v] : llvm::enumerate(slots))
     LLVM::StoreOp::create(b, loc, v, at(record, i64Const(8 + 8 * int64_t(i))));
-  if (trapWord)
+  if (trapWord) // atomic: other failing threads compare-and-swap it
     LLVM::StoreOp::create(b, loc,
                           LLVM::AddOp::create(b, loc, offset, i64Const(1)),
-                          trapWord);
+                          trapWord, /*alignment=*/8, /*isVolatile=*/false,
+                          /*isNonTemporal=*/false, /*isInvariantGroup=*/false,
+                          LLVM::AtomicOrdering::monotonic, kAgentScope);
 }
 
 LogicalResult lowerPrimitives(ModuleOp module, int32_t threads,

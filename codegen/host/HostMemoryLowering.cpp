@@ -339,10 +339,7 @@ struct AssertLowering : HostPattern<AssertOp> {
     Location l = op.getLoc();
     auto *ctx = r.getContext();
     auto ptrTy = LLVM::LLVMPointerType::get(ctx);
-    std::string where = locationText(l);
-    if (!where.empty())
-      where += ": ";
-    std::string text = where + "assertion failed: " + op.getMessage().str();
+    std::string text = assertionText(l, op.getMessage());
     Value program = programArg(op);
     auto module = op->getParentOfType<ModuleOp>();
     auto voidTy = LLVM::LLVMVoidType::get(ctx);

@@ -89,6 +89,10 @@ std::string formatShape(llvm::ArrayRef<int64_t> shape);
 /// locations), or "" when it has none: what runtime reports name.
 std::string locationText(mlir::Location loc);
 
+/// What a failed `kiln.assert` reports on every backend:
+/// "file:line:col: assertion failed[: message]".
+std::string assertionText(mlir::Location loc, llvm::StringRef message);
+
 } // namespace kiln
 
 #define GET_OP_CLASSES

@@ -138,3 +138,12 @@ std::string kiln::locationText(Location loc) {
         return s;
   return "";
 }
+
+std::string kiln::assertionText(Location loc, StringRef message) {
+  std::string where = locationText(loc);
+  std::string text = where.empty() ? "" : where + ": ";
+  text += "assertion failed";
+  if (!message.empty())
+    text += ": " + message.str();
+  return text;
+}

@@ -300,15 +300,18 @@ static double fnuzScaleFactor(Operation *op) {
 
 void kiln::gpu::threads::hoistAccumulatorScaling(Operation *root) {
   // Back-to-back products on one accumulator: (x * 4) / 4 is x.
-  root->walk([](arith::MulFOp quarter) {
-    Operation *times4 = quarter.getLhs().getDefiningOp();
-    if (fnuzScaleFactor(quarter) != 0.25 || fnuzScaleFactor(times4) != 4.0)
-      return;
-    quarter.replaceAllUsesWith(times4->getOperand(0));
-    quarter.erase();
-    if (times4->use_empty())
-      times4->erase();
-  });
+  auto cancelPairs = [root] {
+    root->walk([](arith::MulFOp quarter) {
+      Operation *times4 = quarter.getLhs().getDefiningOp();
+      if (fnuzScaleFactor(quarter) != 0.25 || fnuzScaleFactor(times4) != 4.0)
+        return;
+      quarter.replaceAllUsesWith(times4->getOperand(0));
+      quarter.erase();
+      if (times4->use_empty())
+        times4->erase();
+    });
+  };
+  cancelPairs();
   // Inner loops first: an outer loop then sees the scaling moved out of
   // the inner one around its own accumulator.
   root->walk<WalkOrder::PostOrder>([](scf::ForOp loop) {
@@ -338,6 +341,9 @@ void kiln::gpu::threads::hoistAccumulatorScaling(Operation *root) {
       result.replaceAllUsesExcept(scaled, scaled.getDefiningOp());
     }
   });
+  // Pairs the hoisting made: a loop's result feeding the next loop's
+  // initial value, or a product after the loop.
+  cancelPairs();
 }
 
 void kiln::gpu::threads::populateDotPatterns(const TypeConverter &tc,

@@ -492,11 +492,7 @@ struct AssertPattern : ThreadPattern<kiln::AssertOp> {
       failed = arith::XOrIOp::create(
           b, loc, cond, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
     }
-    std::string where = kiln::locationText(loc);
-    if (where.empty())
-      where = "kernel";
-    std::string msg = op.getMessage().empty() ? std::string("assertion failed")
-                                              : op.getMessage().str();
+    std::string text = kiln::assertionText(loc, op.getMessage());
     auto ifOp = scf::IfOp::create(b, loc, failed, /*withElse=*/false);
     {
       OpBuilder::InsertionGuard g(b);
@@ -505,7 +501,7 @@ struct AssertPattern : ThreadPattern<kiln::AssertOp> {
       for (unsigned a = 0; a < 3; ++a)
         pid.push_back(kiln::ProgramIdOp::create(b, loc, a));
       PrintfOp::create(b, loc,
-                       b.getStringAttr(PrintPattern::escape(where + ": " + msg) +
+                       b.getStringAttr(PrintPattern::escape(text) +
                                        " (in program %d, %d, %d)\n"),
                        pid);
       TrapOp::create(b, loc);

@@ -697,9 +697,11 @@ EXPORT CUresult API(cuLaunchKernel, hipModuleLaunchKernel)(
     writeRecord(Header, kPrintFormat, {uint64_t(int64_t(N)), HalfBits});
     uint64_t &Trap = Header[2 + Header[1] / 8];
     if (F->Action == "assert" && Trap == 0) {
+      // n >= 1000: as if the buffer were full (the message does not fit).
       Trap = ~uint64_t(0);
-      int64_t At = writeRecord(Header, kAssertFormat,
-                               {uint64_t(int64_t(N)), 0, 0});
+      int64_t At = N >= 1000 ? -1
+                         : writeRecord(Header, kAssertFormat,
+                                       {uint64_t(int64_t(N)), 0, 0});
       if (At >= 0)
         Trap = uint64_t(At) + 1;
     }

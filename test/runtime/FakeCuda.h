@@ -50,7 +50,8 @@
  * assertion in program (n, 0, 0) as a compiled AMD kernel does: if the
  * trap word after the records is 0 it claims it, writes a record of
  * "k.tile:3:5: assertion failed: boom (in program %d, %d, %d)\n" and
- * stores the record's offset + 1 there.
+ * stores the record's offset + 1 there (for n >= 1000 it leaves ~0 there, as
+ * a kernel whose message did not fit does).
  *===----------------------------------------------------------------------===*/
 #ifndef KILN_TEST_RUNTIME_FAKECUDA_H
 #define KILN_TEST_RUNTIME_FAKECUDA_H

@@ -460,6 +460,15 @@ TEST_F(HipFake, FailedAssertionIsLocatedAtSynchronize) {
   EXPECT_EQ(E.message(), "kernel trapped: k.tile:3:5: assertion failed: boom "
                          "(in program 3, 0, 0)");
   EXPECT_EQ(Lines, (std::vector<std::string>{"fake print: n = 3, half = 1.5"}));
+  // A message that did not fit in the print buffer (the fake's n >= 1000).
+  auto Full = M->kernel("printer")->launch(*Str, {Arg::pointer(X),
+                                                   Arg::i32(1000)});
+  ASSERT_TRUE(Full) << Full.error().message();
+  E = Str->synchronize();
+  ASSERT_TRUE(E);
+  EXPECT_EQ(E.code(), ErrorCode::KernelTrapped);
+  EXPECT_EQ(E.message(), "kernel trapped: an assertion failed (its message "
+                         "did not fit in hip:0's print buffer)");
   Buffer Y = upload(std::vector<float>{1, 2});
   EXPECT_EQ(download<float>(Y), (std::vector<float>{1, 2}));
 }

@@ -15,8 +15,9 @@
 
 namespace kiln::test {
 
-/// TF32 covers f32 operands too (the same bits).
-enum class Kind { F16, BF16, TF32, S8, E4M3, E5M2 };
+/// TF32 covers f32 operands too (the same bits). The FNUZ fp8 kinds are
+/// gfx942's (exponent bias 8 and 16).
+enum class Kind { F16, BF16, TF32, S8, E4M3, E5M2, E4M3Fnuz, E5M2Fnuz };
 
 /// Encodes a small integer (|v| <= 8) in the operand type.
 inline void encode(Kind E, int V, uint8_t *Out) {
@@ -45,8 +46,12 @@ inline void encode(Kind E, int V, uint8_t *Out) {
     Out[0] = uint8_t(int8_t(V));
     return;
   case Kind::E4M3:
-  case Kind::E5M2: {
-    int ManBits = E == Kind::E4M3 ? 3 : 2, Bias = E == Kind::E4M3 ? 7 : 15;
+  case Kind::E5M2:
+  case Kind::E4M3Fnuz:
+  case Kind::E5M2Fnuz: {
+    bool E4 = E == Kind::E4M3 || E == Kind::E4M3Fnuz;
+    bool Fnuz = E == Kind::E4M3Fnuz || E == Kind::E5M2Fnuz;
+    int ManBits = E4 ? 3 : 2, Bias = (E4 ? 7 : 15) + (Fnuz ? 1 : 0);
     if (V == 0) {
       Out[0] = 0;
       return;

@@ -52,7 +52,9 @@ std::vector<Named> allInstrs() {
   return out;
 }
 
-Kind kindOf(const std::string &type) {
+/// The operand kind of `mi` (FNUZ fp8 where the instruction reads it).
+Kind kindOf(const MatrixInstr &mi) {
+  const std::string &type = mi.aType;
   if (type == "f16")
     return Kind::F16;
   if (type == "bf16")
@@ -60,9 +62,9 @@ Kind kindOf(const std::string &type) {
   if (type == "i8")
     return Kind::S8;
   if (type == "f8E4M3FN")
-    return Kind::E4M3;
+    return mi.fnuzOperands ? Kind::E4M3Fnuz : Kind::E4M3;
   if (type == "f8E5M2")
-    return Kind::E5M2;
+    return mi.fnuzOperands ? Kind::E5M2Fnuz : Kind::E5M2;
   return Kind::TF32; // f32 bits
 }
 
@@ -104,7 +106,7 @@ void checkProduct(const Named &n, const LinearLayout &fa,
                   bool swapOperands, std::mt19937 &rng) {
   const MatrixInstr &mi = *n.instr;
   std::uniform_int_distribution<int> small(-4, 4);
-  Kind kind = kindOf(mi.aType);
+  Kind kind = kindOf(mi);
   bool isInt = mi.accType == "i32";
   int32_t m = fc.getOutDims()[0].size, nn = fc.getOutDims()[1].size,
           k = mi.k, lanes = n.lanes;
@@ -240,7 +242,7 @@ TEST(MatrixLayouts, EmulatorNoticesSwappedLanes) {
   for (const Named &n : allInstrs()) {
     const MatrixInstr &mi = *n.instr;
     SCOPED_TRACE(mi.name);
-    Kind kind = kindOf(mi.aType);
+    Kind kind = kindOf(mi);
     size_t eb = elemBytes(kind);
     int32_t lanes = n.lanes;
     Lanes la(static_cast<size_t>(lanes)), lb(static_cast<size_t>(lanes)),

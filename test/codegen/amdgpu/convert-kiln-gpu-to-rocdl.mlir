@@ -246,7 +246,7 @@ module attributes {kiln_gpu.target = "gfx942", kiln_gpu.warps = 4 : i32} {
 // CHECK: llvm.cond_br
 // CHECK: llvm.store %[[PID64]], %{{.*}} : i64, !llvm.ptr<1>
 // CHECK: %[[MARK:.*]] = llvm.add %[[OFF]], %[[ONE]] : i64
-// CHECK: llvm.store %[[MARK]], %[[TRAP]] : i64, !llvm.ptr<1>
+// CHECK: llvm.store %[[MARK]], %[[TRAP]] atomic syncscope("agent") monotonic {alignment = 8 : i64} : i64, !llvm.ptr<1>
 // CHECK: llvm.call_intrinsic "llvm.amdgcn.endpgm"()
 // CHECK-NOT: llvm.intr.trap
 // CHECK-NOT: llvm.call @
