@@ -46,6 +46,7 @@
 
 #include <map>
 #include <set>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,7 +71,9 @@ int userError(const llvm::Twine &msg) {
   return kExitUser;
 }
 
-const char *const kUsage = R"(OVERVIEW: kiln - ahead-of-time tile kernel compiler
+/// `kiln --help`: the overview, then every subcommand's options; each
+/// subcommand's `--help` prints its own usage line and options.
+const char *const kOverview = R"(OVERVIEW: kiln - ahead-of-time tile kernel compiler
 
 USAGE:
   kiln compile FILE.tile [options]    compile a .tile file
@@ -81,8 +84,12 @@ USAGE:
                                       of a bundle
   kiln --version                      print the version
   kiln --help                         print this help
+  kiln COMMAND --help, kiln help COMMAND
+                                      one command's usage and options
 
-COMPILE OPTIONS:
+)";
+
+const char *const kCompileOptions = R"(COMPILE OPTIONS:
   --emit=ast            print the checked syntax tree (with inferred types)
   --emit=tile           print the kiln dialect, one module per tune variant
                         (default)
@@ -111,7 +118,9 @@ COMPILE OPTIONS:
   --kernel NAME         only this kernel (repeatable)
   -o FILE               write the output to FILE instead of stdout
 
-RUN OPTIONS:
+)";
+
+const char *const kRunOptions = R"(RUN OPTIONS:
   --kernel NAME         the kernel to run (only it is compiled)
   -D NAME=VALUE, --host-cpu=CPU, --check-bounds   as for compile
   --device, --config, --out-dir, ARG=VALUE   as for kiln-run (kiln-run --help)
@@ -122,9 +131,51 @@ RUN OPTIONS:
   --bench[=N], --flops EXPR, --peak-tflops X   time N launches (default 100)
                         as kiln-run does
 
-INSPECT OPTIONS:
+)";
+
+const char *const kInspectOptions = R"(INSPECT OPTIONS:
   --json                print the manifest JSON with a table of the images
 )";
+
+/// The whole usage, for `kiln --help` and a bare `kiln`.
+std::string fullUsage() {
+  return std::string(kOverview) + kCompileOptions + kRunOptions +
+         kInspectOptions;
+}
+
+/// One subcommand's usage: its line(s) of the overview's USAGE, then its
+/// options; null for an unknown subcommand.
+std::optional<std::string> subcommandUsage(llvm::StringRef cmd) {
+  const char *options = cmd == "compile" ? kCompileOptions
+                        : cmd == "run"   ? kRunOptions
+                        : cmd == "inspect" ? kInspectOptions
+                                           : nullptr;
+  if (!options)
+    return std::nullopt;
+  // The USAGE lines that start with "kiln <cmd> " and their continuations.
+  llvm::StringRef overview(kOverview);
+  std::string lines;
+  bool inCommand = false;
+  llvm::SmallVector<llvm::StringRef> all;
+  overview.split(all, '\n');
+  for (llvm::StringRef line : all) {
+    llvm::StringRef trimmed = line.ltrim();
+    if (trimmed.starts_with("kiln "))
+      inCommand = trimmed.starts_with(("kiln " + cmd + " ").str());
+    else if (trimmed.empty() || !line.starts_with("    "))
+      inCommand = false;
+    if (inCommand)
+      lines += line.str() + "\n";
+  }
+  return "USAGE:\n" + lines + "\n" + options;
+}
+
+/// True when a subcommand's arguments ask for its help.
+bool wantsHelp(llvm::ArrayRef<const char *> args) {
+  return llvm::any_of(args, [](const char *a) {
+    return llvm::StringRef(a) == "--help" || llvm::StringRef(a) == "-h";
+  });
+}
 
 /// Targets whose backend may be missing from a build, for messages: an
 /// arch that no registered backend handles is either one of these (its
@@ -939,12 +990,27 @@ int runRun(llvm::ArrayRef<const char *> args) {
 
 int kiln::runDriver(llvm::ArrayRef<const char *> args) {
   if (args.empty()) {
-    llvm::errs() << kUsage;
+    llvm::errs() << fullUsage();
     return kExitUser;
   }
   llvm::StringRef cmd = args[0];
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
-    llvm::outs() << kUsage;
+    // `kiln help compile`: that subcommand's usage.
+    if (args.size() > 1) {
+      if (auto usage = subcommandUsage(args[1])) {
+        llvm::outs() << *usage;
+        return 0;
+      }
+      return usageError("no help for '" + llvm::Twine(args[1]) +
+                        "' (expected 'compile', 'run' or 'inspect')");
+    }
+    llvm::outs() << fullUsage();
+    return 0;
+  }
+  // `kiln compile --help` and the like: the subcommand's own usage, before
+  // any of its arguments is looked at.
+  if (auto usage = subcommandUsage(cmd); usage && wantsHelp(args.drop_front())) {
+    llvm::outs() << *usage;
     return 0;
   }
   if (cmd == "--version") {
