@@ -17,14 +17,23 @@ using namespace kiln::e2e;
 
 namespace {
 
-class Fp8 : public E2ETest {};
-
 struct Format {
   int ExpBits, MantBits, Bias;
   bool HasInf;
 };
 constexpr Format E4M3{4, 3, 7, false};
 constexpr Format E5M2{5, 2, 15, true};
+
+class Fp8 : public E2ETest {
+protected:
+  /// Count random finite codes of F (-0 included) no larger than Limit in
+  /// magnitude.
+  std::vector<uint8_t> randomCodes(size_t Count, const Format &F,
+                                   double Limit);
+};
+
+/// The largest finite code of F.
+uint8_t maxCode(const Format &F) { return F.HasInf ? 0x7b : 0x7e; }
 
 /// A code's value from its fields (NaN for the NaN codes).
 double decode(uint8_t C, const Format &F) {
@@ -44,6 +53,17 @@ double decode(uint8_t C, const Format &F) {
   return (C & 0x80) ? -V : V;
 }
 
+std::vector<uint8_t> Fp8::randomCodes(size_t Count, const Format &F,
+                                      double Limit) {
+  std::uniform_int_distribution<int> D(0, 255);
+  std::vector<uint8_t> V(Count);
+  for (auto &C : V)
+    do
+      C = uint8_t(D(Rng));
+    while (!std::isfinite(decode(C, F)) || std::fabs(decode(C, F)) > Limit);
+  return V;
+}
+
 /// The code of `V`: the nearest finite value, ties to the even code,
 /// saturating; E5M2 keeps infinities; NaN is a NaN code (sign kept).
 uint8_t encode(double V, const Format &F) {
@@ -53,7 +73,7 @@ uint8_t encode(double V, const Format &F) {
   if (std::isinf(V) && F.HasInf)
     return Sign | 0x7c;
   double A = std::fabs(V);
-  uint8_t MaxCode = F.HasInf ? 0x7b : 0x7e;
+  uint8_t MaxCode = maxCode(F);
   if (A >= decode(MaxCode, F))
     return Sign | MaxCode;
   uint8_t Best = 0;
@@ -88,7 +108,7 @@ std::vector<double> edgeValues(const Format &F) {
       V.push_back(-X);
     }
   }
-  double Max = decode(F.HasInf ? 0x7b : 0x7e, F);
+  double Max = decode(maxCode(F), F);
   for (double X : {Max * 1.03, Max * 1.07, Max * 2, Max * 1000})
     V.push_back(X), V.push_back(-X);
   return V;
@@ -170,17 +190,8 @@ TEST_F(Fp8, Conversions) {
 TEST_F(Fp8, Dots) {
   auto K = kernel("fp8", "fp8_dots");
   // Random finite codes (no NaN or infinity).
-  auto codes = [&](size_t Count, const Format &F) {
-    std::uniform_int_distribution<int> D(0, 255);
-    std::vector<uint8_t> V(Count);
-    for (auto &C : V)
-      do
-        C = uint8_t(D(Rng));
-      while (!std::isfinite(decode(C, F)) || std::fabs(decode(C, F)) > 64);
-    return V;
-  };
-  auto A = codes(32 * 64, E4M3), B4 = codes(64 * 32, E4M3),
-       B5 = codes(64 * 32, E5M2);
+  auto A = randomCodes(32 * 64, E4M3, 64), B4 = randomCodes(64 * 32, E4M3, 64),
+       B5 = randomCodes(64 * 32, E5M2, 64);
   Buffer BA = upload(A), BB4 = upload(B4), BB5 = upload(B5);
   Buffer C44 = poisoned<float>(1024, PoisonFloat),
          C45 = poisoned<float>(1024, PoisonFloat);
@@ -217,14 +228,9 @@ TEST_F(Fp8, LoopDots) {
   constexpr int Depth = 96;
   // Every finite code, -0 (0x80) and the largest values included.
   auto codes = [&](size_t Count, const Format &F) {
-    std::uniform_int_distribution<int> D(0, 255);
-    std::vector<uint8_t> V(Count);
-    for (auto &C : V)
-      do
-        C = uint8_t(D(Rng));
-      while (!std::isfinite(decode(C, F)));
-    // A few -0 and largest-binade codes wherever the draw put none.
-    V[3] = 0x80, V[Count / 2] = F.HasInf ? 0x7b : 0x7e;
+    std::vector<uint8_t> V = randomCodes(Count, F, INFINITY);
+    // A -0 and the largest finite code at fixed places, drawn or not.
+    V[3] = 0x80, V[Count / 2] = maxCode(F);
     return V;
   };
   auto A4 = codes(32 * Depth, E4M3), B4 = codes(Depth * 32, E4M3),

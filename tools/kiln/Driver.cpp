@@ -71,22 +71,21 @@ int userError(const llvm::Twine &msg) {
   return kExitUser;
 }
 
-/// `kiln --help`: the overview, then every subcommand's options; each
-/// subcommand's `--help` prints its own usage line and options.
-const char *const kOverview = R"(OVERVIEW: kiln - ahead-of-time tile kernel compiler
-
-USAGE:
-  kiln compile FILE.tile [options]    compile a .tile file
-  kiln run FILE.tile --kernel NAME [options] ARG=VALUE...
-                                      compile for the host and run a kernel
-                                      on .npy inputs (as kiln-run does)
-  kiln inspect FILE.kpack [--json]    list the kernels, variants and images
-                                      of a bundle
-  kiln --version                      print the version
+/// Each command's USAGE lines and its options: `kiln --help` prints them
+/// all (fullUsage), `kiln COMMAND --help` one command's (subcommandUsage).
+const char *const kCompileUsage =
+    "  kiln compile FILE.tile [options]    compile a .tile file\n";
+const char *const kRunUsage =
+    "  kiln run FILE.tile --kernel NAME [options] ARG=VALUE...\n"
+    "                                      compile for the host and run a kernel\n"
+    "                                      on .npy inputs (as kiln-run does)\n";
+const char *const kInspectUsage =
+    "  kiln inspect FILE.kpack [--json]    list the kernels, variants and images\n"
+    "                                      of a bundle\n";
+const char *const kOtherUsage = R"(  kiln --version                      print the version
   kiln --help                         print this help
   kiln COMMAND --help, kiln help COMMAND
                                       one command's usage and options
-
 )";
 
 const char *const kCompileOptions = R"(COMPILE OPTIONS:
@@ -139,35 +138,22 @@ const char *const kInspectOptions = R"(INSPECT OPTIONS:
 
 /// The whole usage, for `kiln --help` and a bare `kiln`.
 std::string fullUsage() {
-  return std::string(kOverview) + kCompileOptions + kRunOptions +
-         kInspectOptions;
+  return std::string("OVERVIEW: kiln - ahead-of-time tile kernel compiler\n\n"
+                     "USAGE:\n") +
+         kCompileUsage + kRunUsage + kInspectUsage + kOtherUsage + "\n" +
+         kCompileOptions + kRunOptions + kInspectOptions;
 }
 
-/// One subcommand's usage: its line(s) of the overview's USAGE, then its
-/// options; null for an unknown subcommand.
+/// One command's usage (its USAGE lines, then its options); none for an
+/// unknown command.
 std::optional<std::string> subcommandUsage(llvm::StringRef cmd) {
-  const char *options = cmd == "compile" ? kCompileOptions
-                        : cmd == "run"   ? kRunOptions
-                        : cmd == "inspect" ? kInspectOptions
-                                           : nullptr;
-  if (!options)
-    return std::nullopt;
-  // The USAGE lines that start with "kiln <cmd> " and their continuations.
-  llvm::StringRef overview(kOverview);
-  std::string lines;
-  bool inCommand = false;
-  llvm::SmallVector<llvm::StringRef> all;
-  overview.split(all, '\n');
-  for (llvm::StringRef line : all) {
-    llvm::StringRef trimmed = line.ltrim();
-    if (trimmed.starts_with("kiln "))
-      inCommand = trimmed.starts_with(("kiln " + cmd + " ").str());
-    else if (trimmed.empty() || !line.starts_with("    "))
-      inCommand = false;
-    if (inCommand)
-      lines += line.str() + "\n";
-  }
-  return "USAGE:\n" + lines + "\n" + options;
+  if (cmd == "compile")
+    return std::string("USAGE:\n") + kCompileUsage + "\n" + kCompileOptions;
+  if (cmd == "run")
+    return std::string("USAGE:\n") + kRunUsage + "\n" + kRunOptions;
+  if (cmd == "inspect")
+    return std::string("USAGE:\n") + kInspectUsage + "\n" + kInspectOptions;
+  return std::nullopt;
 }
 
 /// True when a subcommand's arguments ask for its help.
