@@ -24,6 +24,7 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${KILN_BUILD_DIR:-build}
 OUT=${1:-$BUILD_DIR/gpu-pack}
 LIMIT=$((40 * 1024 * 1024))
+fail() { echo "gpu-pack.sh: error: $*" >&2; exit 1; }
 
 # KilnE2ETests depends on the bundles (KilnE2EBundles) and the runtime.
 scripts/build.sh kiln kiln-run KilnE2ETests
@@ -35,7 +36,12 @@ cp "$BUILD_DIR/bin/kiln-run" "$BUILD_DIR/bin/KilnE2ETests" "$OUT/bin/"
 # Plain files, no symbolic links (a carried folder keeps files only).
 cp -L "$BUILD_DIR/lib/libkiln_runtime.so.0" "$OUT/lib/libkiln_runtime.so.0"
 cp -L "$BUILD_DIR/lib/libkiln_runtime.so" "$OUT/lib/libkiln_runtime.so"
-cp "$BUILD_DIR"/test/e2e/bundles/*.kpack "$OUT/bundles/"
+# The bundles of this configuration only (bundles.list): the folder can hold
+# stale ones from an older one.
+[ -f "$BUILD_DIR/test/e2e/bundles.list" ] || fail "$BUILD_DIR/test/e2e/bundles.list is missing (reconfigure the build)"
+while IFS= read -r b; do
+  [ -n "$b" ] && cp "$b" "$OUT/bundles/"
+done <"$BUILD_DIR/test/e2e/bundles.list"
 cp test/e2e/gpu/*.test "$OUT/test/e2e/gpu/"
 cp test/e2e/Inputs/npy_ref.py "$OUT/test/e2e/Inputs/"
 cp scripts/gpu-pack/run-gpu-tests.sh scripts/gpu-pack/run-lit.py "$OUT/"
@@ -45,8 +51,6 @@ chmod +x "$OUT/run-gpu-tests.sh" "$OUT/run-lit.py" "$OUT/tools/FileCheck"
 # The lit features of this build's backends (lit.site.cfg.py's kiln_backends).
 backends=$(sed -n 's/^config.kiln_backends = "\(.*\)"$/\1/p' "$BUILD_DIR/test/lit.site.cfg.py")
 for b in ${backends//,/ }; do printf '%s-backend\n' "$b"; done >"$OUT/features"
-
-fail() { echo "gpu-pack.sh: error: $*" >&2; exit 1; }
 
 # Nothing in the pack links LLVM, MLIR or clang, and every library a binary
 # needs is in the pack or the system's.

@@ -13,6 +13,12 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
 
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+# Launches choose the default variant unless a test asks for tuning
+# (docs/tuning.md), and a test that tunes writes its database under the
+# build folder, never to the user's cache.
+config.environment["KILN_TUNING"] = "off"
+config.environment["KILN_CACHE_DIR"] = os.path.join(
+    config.kiln_obj_root, "test", "tuning-cache")
 config.substitutions.append(("%examples", os.path.join(config.kiln_src_root, "examples")))
 config.substitutions.append(("%kiln_src", config.kiln_src_root))
 # The CUDA driver's test double (test/runtime/FakeCuda.h).

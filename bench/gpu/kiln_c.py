@@ -63,6 +63,9 @@ KILN_TYPE_F64 = 12
 KILN_TYPE_F8E4M3 = 13
 KILN_TYPE_F8E5M2 = 14
 KILN_TYPE_ANY = -1
+KILN_TUNING_OFF = 0
+KILN_TUNING_CACHED = 1
+KILN_TUNING_FULL = 2
 
 ENUM_VALUES = {k: v for k, v in globals().items()
                if k.startswith("KILN_") and isinstance(v, int)}
@@ -161,6 +164,9 @@ FUNCTIONS = {
     "kiln_launch": (_STATUS, [_H, _H, POINTER(KilnArg), c_size_t,
                               POINTER(KilnLaunchOptions),
                               POINTER(KilnLaunchInfo)]),
+    "kiln_set_tuning_mode": (_STATUS, [c_int]),
+    "kiln_get_tuning_mode": (c_int, []),
+    "kiln_set_tuning_database": (_STATUS, [c_char_p]),
 }
 
 # --- argument constructors (the header's static inline helpers) ------------

@@ -51,6 +51,15 @@ struct KernelMetadata {
   std::vector<std::string> key;              ///< Names of params.
   std::vector<std::string> launchConditions; ///< Prefix form.
   std::vector<VariantMetadata> variants;     ///< By increasing index.
+  /// The pointer params that some variant may write through (a store, an
+  /// atomic), in declaration order: what the runtime tuner saves and
+  /// restores (docs/tuning.md).
+  std::vector<std::string> writes;
+  /// The kernel's content hash (16 hex digits; empty: not computed): the
+  /// tuning database's key for its measurements. It covers the kernel's
+  /// code and the checked mode, not its tune space, so that adding a
+  /// variant keeps the other variants' measurements.
+  std::string hash;
 };
 
 /// One code object of one (kernel, variant, target).

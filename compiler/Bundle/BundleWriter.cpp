@@ -173,13 +173,17 @@ llvm::Expected<std::string> bundle::writeBundle(const Bundle &bundle) {
                           {"const", std::move(constValues)},
                           {"images", std::move(images)}});
     }
-    kernels.push_back({{"name", sig.name},
-                       {"params", std::move(params)},
-                       {"const_params", toJson(sig.constParams)},
-                       {"grid", toJson(kernel.grid)},
-                       {"key", toJson(kernel.key)},
-                       {"launch_conditions", toJson(kernel.launchConditions)},
-                       {"variants", std::move(variants)}});
+    Json entry = {{"name", sig.name},
+                  {"params", std::move(params)},
+                  {"const_params", toJson(sig.constParams)},
+                  {"grid", toJson(kernel.grid)},
+                  {"key", toJson(kernel.key)},
+                  {"launch_conditions", toJson(kernel.launchConditions)},
+                  {"writes", toJson(kernel.writes)},
+                  {"variants", std::move(variants)}};
+    if (!kernel.hash.empty())
+      entry["hash"] = kernel.hash;
+    kernels.push_back(std::move(entry));
   }
   Json manifest = {{"format", kFormatName},
                    {"version", kFormatVersion},

@@ -1,11 +1,15 @@
 //===- KernelMetadata.cpp - Bundle metadata from specialized IR -----------===//
 #include "compiler/Bundle/KernelMetadata.h"
+#include "compiler/Dialect/KilnDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/Twine.h"
 
 using namespace mlir;
@@ -42,6 +46,63 @@ ModuleOp bundle::lookupVariantModule(ModuleOp specialized,
                                      llvm::StringRef kernel, int64_t index) {
   return dyn_cast_or_null<ModuleOp>(
       SymbolTable::lookupSymbolIn(specialized, variantName(kernel, index)));
+}
+
+/// Whether a value of type `t` holds addresses: a pointer, a view, or a
+/// tile of either.
+static bool holdsAddresses(Type t) {
+  if (auto shaped = dyn_cast<ShapedType>(t))
+    t = shaped.getElementType();
+  return isa<PointerType, ViewType>(t);
+}
+
+/// Whether `op` may write memory through its operand `v`.
+static bool writesThrough(Operation *op, Value v) {
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
+    return !isMemoryEffectFree(op);
+  llvm::SmallVector<MemoryEffects::EffectInstance> list;
+  effects.getEffects(list);
+  return llvm::any_of(list, [&](const MemoryEffects::EffectInstance &e) {
+    return isa<MemoryEffects::Write>(e.getEffect()) &&
+           (!e.getValue() || e.getValue() == v);
+  });
+}
+
+/// Whether the kernel may write through the pointer argument `arg`:
+/// follows every value computed from it that holds addresses (pointer
+/// arithmetic, splats, views, selects, loop-carried values and region
+/// results) to the ops that use them. Over-approximates: an op with
+/// unknown effects counts as a write.
+static bool mayWriteThrough(BlockArgument arg) {
+  llvm::SetVector<Value> derived;
+  derived.insert(arg);
+  auto add = [&](ValueRange values) {
+    for (Value v : values)
+      if (holdsAddresses(v.getType()))
+        derived.insert(v);
+  };
+  for (size_t i = 0; i < derived.size(); ++i) {
+    Value v = derived[i];
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (writesThrough(user, v))
+        return true;
+      add(user->getResults());
+      // Into regions (loop-carried values) and out of them (yields).
+      for (Region &region : user->getRegions())
+        for (Block &block : region)
+          add(block.getArguments());
+      if (user->hasTrait<OpTrait::IsTerminator>())
+        if (Operation *parent = user->getParentOp()) {
+          add(parent->getResults());
+          for (Region &region : parent->getRegions())
+            for (Block &block : region)
+              add(block.getArguments());
+        }
+    }
+  }
+  return false;
 }
 
 /// Checks that `sig` describes `fn`'s arguments.
@@ -93,7 +154,18 @@ bundle::collectKernelMetadata(ModuleOp specialized,
         v.constValues.emplace_back(name, value.getInt());
       }
       kernel.variants.push_back(std::move(v));
+      for (auto [i, param] : llvm::enumerate(sig.params))
+        if (holdsAddresses(fn.getArgument(i).getType()) &&
+            !llvm::is_contained(kernel.writes, param.name) &&
+            mayWriteThrough(fn.getArgument(i)))
+          kernel.writes.push_back(param.name);
     }
+    // Declaration order.
+    std::vector<std::string> writes;
+    for (const ParamSignature &param : sig.params)
+      if (llvm::is_contained(kernel.writes, param.name))
+        writes.push_back(param.name);
+    kernel.writes = std::move(writes);
     if (kernel.variants.empty())
       return malformed("kernel '" + sig.name + "' has no variant");
     llvm::sort(kernel.variants, [](const VariantMetadata &a,

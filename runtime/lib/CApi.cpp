@@ -454,3 +454,24 @@ kiln_status kiln_launch(const kiln_kernel *K, kiln_stream *S,
 }
 
 } // extern "C"
+
+kiln_status kiln_set_tuning_mode(int Mode) {
+  return guarded("kiln_set_tuning_mode", [&] {
+    if (Mode < KILN_TUNING_OFF || Mode > KILN_TUNING_FULL)
+      return invalid("kiln_set_tuning_mode",
+                     ("mode " + std::to_string(Mode) +
+                      " is not KILN_TUNING_OFF, _CACHED or _FULL")
+                         .c_str());
+    setTuningMode(TuningMode(Mode));
+    return KILN_SUCCESS;
+  });
+}
+
+int kiln_get_tuning_mode(void) { return int(tuningMode()); }
+
+kiln_status kiln_set_tuning_database(const char *Path) {
+  return guarded("kiln_set_tuning_database", [&] {
+    setTuningDatabase(Path ? Path : "");
+    return KILN_SUCCESS;
+  });
+}

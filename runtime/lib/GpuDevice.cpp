@@ -320,6 +320,22 @@ Error DriverDevice::copy(StreamImpl &S, void *Dst, const void *Src,
   return Error::success();
 }
 
+std::optional<std::pair<uintptr_t, size_t>>
+DriverDevice::allocationOf(const void *Address) {
+  if (!A.MemGetAddressRange.Call)
+    return std::nullopt;
+  Scope Sc(*this);
+  if (Sc.error())
+    return std::nullopt;
+  DevPtr Base = 0;
+  size_t Bytes = 0;
+  if (A.MemGetAddressRange(&Base, &Bytes, DevPtr(uintptr_t(Address))) !=
+          kSuccess ||
+      !Bytes)
+    return std::nullopt;
+  return std::make_pair(uintptr_t(Base), Bytes);
+}
+
 Error DriverDevice::fill(StreamImpl &S, void *Dst, uint8_t Value,
                          size_t Bytes) {
   if (!Bytes)

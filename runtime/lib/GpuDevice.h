@@ -122,6 +122,8 @@ public:
                const GridDims &Grid) override;
   /// Where the lines drained from print buffers go.
   void setPrintHandler(PrintHandler H) override { Prints.set(std::move(H)); }
+  std::optional<std::pair<uintptr_t, size_t>>
+  allocationOf(const void *Address) override;
 
 protected:
   /// Makes the device current; `Saved` keeps what `leave` restores.

@@ -345,6 +345,18 @@ bool HostMemoryDevice::isAllocated(uintptr_t Address, uint64_t Bytes) {
          Address - It->first <= It->second - Bytes;
 }
 
+std::optional<std::pair<uintptr_t, size_t>>
+HostMemoryDevice::allocationOf(const void *Address) {
+  std::shared_lock<std::shared_mutex> Lock(AllocationsMutex);
+  auto It = Allocations.upper_bound(uintptr_t(Address));
+  if (It == Allocations.begin())
+    return std::nullopt;
+  --It;
+  if (uintptr_t(Address) - It->first >= It->second)
+    return std::nullopt;
+  return std::make_pair(It->first, It->second);
+}
+
 Expected<std::unique_ptr<StreamImpl>> HostMemoryDevice::createStream() {
   return std::unique_ptr<StreamImpl>(new HostStream());
 }

@@ -78,6 +78,8 @@ public:
   /// True if [Address, Address + Bytes) lies inside one live allocation
   /// (the checked mode's notion of valid memory).
   bool isAllocated(uintptr_t Address, uint64_t Bytes);
+  std::optional<std::pair<uintptr_t, size_t>>
+  allocationOf(const void *Address) override;
 
   Expected<std::unique_ptr<StreamImpl>> createStream() override;
   Expected<std::unique_ptr<EventImpl>> createEvent() override;

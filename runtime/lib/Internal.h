@@ -11,9 +11,11 @@
 #include "Expr.h"
 #include "kiln/runtime.h"
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -156,6 +158,13 @@ public:
                        const GridDims &Grid) = 0;
 
   virtual void setPrintHandler(PrintHandler Handler) = 0;
+
+  /// The allocation of this device that holds `Address`: its base and
+  /// size; nullopt if the device does not know one (a raw host address).
+  virtual std::optional<std::pair<uintptr_t, size_t>>
+  allocationOf(const void *Address) {
+    return std::nullopt;
+  }
 };
 
 /// Where a device's kernel `print` lines go: the handler set with
@@ -221,11 +230,22 @@ struct KernelState {
   std::string NoImageMessage;
 };
 
+/// What a module knows of one kernel's tuning (Tuner.cpp): the times read
+/// from the database or measured, by key bucket and variant config.
+struct KernelTuning {
+  std::mutex Mutex; ///< held while a bucket is looked up or measured
+  std::map<std::string, std::map<std::string, VariantTiming>> Known;
+  std::set<std::string> Loaded; ///< buckets read from the database
+  /// (bucket, config) pairs that failed to load or launch here.
+  std::set<std::pair<std::string, std::string>> Failed;
+};
+
 class ModuleImpl {
 public:
   std::shared_ptr<DeviceImpl> Device;
   Bundle TheBundle;
   std::vector<KernelState> Kernels;
+  std::vector<std::unique_ptr<KernelTuning>> Tuning; ///< parallel to Kernels
   std::mutex LoadMutex;
 
   ModuleImpl(std::shared_ptr<DeviceImpl> Device, Bundle B)
@@ -236,6 +256,49 @@ public:
   Expected<LoadedImage *> loadImage(unsigned Kernel, unsigned Variant,
                                     size_t Slot);
 };
+
+/// A candidate of a launch: a variant (its position in
+/// KernelInfo::Variants) and the code object it would run (a slot of its
+/// VariantState::Images).
+struct Candidate {
+  size_t Position = 0;
+  size_t Slot = 0;
+};
+
+/// Kernel::plan's work: also reports the chosen position and slot, and,
+/// when `Candidates` is given, every candidate in variant order.
+Expected<LaunchPlan> planLaunch(const ModuleImpl &M, unsigned Kernel,
+                                const std::vector<Arg> &Args,
+                                const LaunchOptions &Options, size_t &Position,
+                                size_t &Slot,
+                                std::vector<Candidate> *Candidates = nullptr);
+/// Launches a planned variant (loading its code object first).
+Error launchPlanned(ModuleImpl &M, unsigned Kernel, StreamImpl &S,
+                    const Candidate &C, const std::vector<Arg> &Args,
+                    const LaunchPlan &Plan);
+
+/// What the tuner chose for a launch (Tuner.cpp).
+struct TuningChoice {
+  size_t Position = 0;
+  ChoiceSource Source = ChoiceSource::Default;
+  std::string Bucket;
+  unsigned Measured = 0;
+  double Seconds = 0;
+};
+/// Chooses among `Candidates` (at least two) by the tuning database, and
+/// in Full mode measures the missing ones first.
+Expected<TuningChoice> chooseByTuning(ModuleImpl &M, unsigned Kernel,
+                                      StreamImpl &S,
+                                      const std::vector<Arg> &Args,
+                                      const std::vector<Candidate> &Candidates,
+                                      TuningMode Mode);
+/// Kernel::tune's work.
+Expected<TuneResult> tuneKernel(ModuleImpl &M, unsigned Kernel, StreamImpl &S,
+                                const std::vector<Arg> &Args,
+                                const std::vector<Candidate> &Candidates,
+                                const TuneOptions &Options);
+/// Sends a warning to the handler (setWarningHandler) or standard error.
+void warn(const std::string &Message);
 
 /// "a, b, c".
 std::string joinNames(const std::vector<std::string> &Names);

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 
 using namespace kiln::rt;
@@ -88,6 +89,25 @@ public:
     for (const std::string &C : K.ConstParams)
       if (!Names.insert(C).second)
         return fail("name '" + C + "' is declared twice");
+    // "writes" (optional): the pointer params the kernel may write through;
+    // without it, every pointer param may be written.
+    if (J.contains("writes")) {
+      std::vector<std::string> Writes;
+      if (!getStrings(J, "writes", Writes))
+        return fail("'writes' must be an array of strings");
+      for (const std::string &W : Writes) {
+        ParamInfo *P = findParam(W);
+        if (!P || !P->Type.IsPointer)
+          return fail("'writes' names '" + W + "', which is not a pointer "
+                      "param");
+        P->Written = true;
+      }
+    } else {
+      for (ParamInfo &P : K.Params)
+        P.Written = P.Type.IsPointer;
+    }
+    if (const std::string *Hash = getString(J, "hash"))
+      K.Hash = *Hash;
     for (const std::string &Key : K.Key) {
       const ParamInfo *P = findParam(Key);
       if (!P || P->Type.IsPointer || !isIntegerType(P->Type.Element))
@@ -358,6 +378,12 @@ private:
         return &P;
     return nullptr;
   }
+  ParamInfo *findParam(const std::string &Name) {
+    for (ParamInfo &P : K.Params)
+      if (P.Name == Name)
+        return &P;
+    return nullptr;
+  }
 
   Error fail(const std::string &Message) { return invalid(Where + Message); }
 
@@ -397,6 +423,20 @@ Error parseManifestJson(const json &J, BundleData &Data) {
     KernelParser P(Data.Kernels.back(), Data.Exprs.back());
     if (Error E = P.parse(KJ))
       return E;
+    // A bundle without kernel hashes (written before they existed): the
+    // kernel's manifest entry without its variants stands in for its code.
+    if (Data.Kernels.back().Hash.empty()) {
+      json Copy = KJ;
+      Copy.erase("variants");
+      uint64_t H = 14695981039346656037ull; // FNV-1a
+      for (unsigned char C : Copy.dump()) {
+        H ^= C;
+        H *= 1099511628211ull;
+      }
+      char Hex[17];
+      std::snprintf(Hex, sizeof(Hex), "%016llx", (unsigned long long)H);
+      Data.Kernels.back().Hash = Hex;
+    }
     if (!Names.insert(Data.Kernels.back().Name).second)
       return invalid("kernel '" + Data.Kernels.back().Name +
                      "' appears twice");

@@ -88,7 +88,8 @@ public:
   /// K.Variants and `Slot` the chosen image's in VariantState::Images.
   Expected<LaunchPlan> plan(const std::vector<Arg> &Args,
                             const LaunchOptions &Options, size_t &Position,
-                            size_t &Slot) {
+                            size_t &Slot,
+                            std::vector<Candidate> *CandidatesOut = nullptr) {
     if (!KS.NoImageMessage.empty())
       return Error(ErrorCode::NoImage, KS.NoImageMessage);
     if (Error E = checkArgs(Args))
@@ -116,6 +117,9 @@ public:
         AssumptionsFailed = true;
     }
 
+    if (CandidatesOut)
+      for (size_t V : Candidates)
+        CandidatesOut->push_back({V, size_t(Slots[V])});
     Expected<size_t> Chosen = choose(Candidates, Failed, Options);
     if (!Chosen)
       return Chosen.takeError();
@@ -463,6 +467,7 @@ Expected<Module> Device::loadModule(const Bundle &B) {
                           listImages({&K}, *Impl) + " for it";
     AnyRunnable |= KernelRunnable;
     M->Kernels.push_back(std::move(KS));
+    M->Tuning.push_back(std::make_unique<KernelTuning>());
   }
   if (AnyImage && !AnyRunnable)
     return Error(ErrorCode::NoImage,
@@ -531,10 +536,39 @@ const KernelInfo &Kernel::info() const {
   return M->TheBundle.kernels()[Index];
 }
 
+Expected<LaunchPlan> kiln::rt::detail::planLaunch(
+    const ModuleImpl &M, unsigned Kernel, const std::vector<Arg> &Args,
+    const LaunchOptions &Options, size_t &Position, size_t &Slot,
+    std::vector<Candidate> *Candidates) {
+  return Planner(M, Kernel).plan(Args, Options, Position, Slot, Candidates);
+}
+
+Error kiln::rt::detail::launchPlanned(ModuleImpl &M, unsigned Kernel,
+                                      StreamImpl &S, const Candidate &C,
+                                      const std::vector<Arg> &Args,
+                                      const LaunchPlan &Plan) {
+  if (Plan.programs() == 0)
+    return Error::success();
+  Expected<LoadedImage *> Image =
+      M.loadImage(Kernel, unsigned(C.Position), C.Slot);
+  if (!Image)
+    return Image.takeError();
+  std::vector<void *> Pointers;
+  for (const Arg &A : Args)
+    Pointers.push_back(const_cast<void *>(A.storage()));
+  Pointers.push_back(nullptr); // the slot of a hidden argument (launch())
+  GridDims Grid{Plan.Grid[0], Plan.Grid[1], Plan.Grid[2]};
+  return M.Device->launch(S, **Image, Pointers.data(), Grid);
+}
+
 Expected<LaunchPlan> Kernel::plan(const std::vector<Arg> &Args,
                                   const LaunchOptions &Options) const {
   size_t Position, Slot;
-  return Planner(*M, Index).plan(Args, Options, Position, Slot);
+  Expected<LaunchPlan> Plan =
+      Planner(*M, Index).plan(Args, Options, Position, Slot);
+  if (Plan && (!Options.Config.empty() || Options.Variant))
+    Plan->Source = ChoiceSource::Pinned;
+  return Plan;
 }
 
 Error Kernel::load(unsigned Variant) const {
@@ -578,32 +612,74 @@ Error Kernel::load(const LaunchPlan &Plan) const {
                                         std::to_string(Plan.Variant));
 }
 
-Expected<LaunchPlan> Kernel::launch(Stream &S, const std::vector<Arg> &Args,
-                                    const LaunchOptions &Options) const {
+/// The stream of a launch or tuning call, checked against the module.
+static Error checkStream(const Stream &S, const DeviceImpl *Dev,
+                         const char *What) {
   if (!S.impl())
     return Error(ErrorCode::InvalidArgument,
-                 "launch: the stream is empty (moved from?)");
-  if (S.deviceTag() != M->Device.get())
+                 std::string(What) + ": the stream is empty (moved from?)");
+  if (S.deviceTag() != Dev)
     return Error(ErrorCode::InvalidArgument,
-                 "launch: the stream belongs to another device than the "
-                 "module");
-  size_t Position, Slot;
-  Expected<LaunchPlan> Plan =
-      Planner(*M, Index).plan(Args, Options, Position, Slot);
+                 std::string(What) + ": the stream belongs to another device "
+                                     "than the module");
+  return Error::success();
+}
+
+Expected<LaunchPlan> Kernel::launch(Stream &S, const std::vector<Arg> &Args,
+                                    const LaunchOptions &Options) const {
+  if (Error E = checkStream(S, M->Device.get(), "launch"))
+    return E;
+  Candidate Chosen;
+  std::vector<Candidate> Candidates;
+  Expected<LaunchPlan> Plan = planLaunch(*M, Index, Args, Options,
+                                         Chosen.Position, Chosen.Slot,
+                                         &Candidates);
   if (!Plan || Plan->programs() == 0)
     return Plan;
-  Expected<LoadedImage *> Image =
-      M->loadImage(Index, unsigned(Position), Slot);
-  if (!Image)
-    return Image.takeError();
-  std::vector<void *> Pointers;
-  for (const Arg &A : Args)
-    Pointers.push_back(const_cast<void *>(A.storage()));
-  Pointers.push_back(nullptr); // the slot of a hidden argument (launch())
-  GridDims Grid{Plan->Grid[0], Plan->Grid[1], Plan->Grid[2]};
-  if (Error E = M->Device->launch(*S.impl(), **Image, Pointers.data(), Grid))
+  bool Pinned = !Options.Config.empty() || Options.Variant;
+  TuningMode Mode = Options.Tuning.value_or(tuningMode());
+  if (Pinned) {
+    Plan->Source = ChoiceSource::Pinned;
+  } else if (Candidates.size() < 2) {
+    Plan->Source = ChoiceSource::Only;
+  } else if (Mode == TuningMode::Off) {
+    Plan->Source = ChoiceSource::Default;
+  } else {
+    Expected<TuningChoice> Choice =
+        chooseByTuning(*M, Index, *S.impl(), Args, Candidates, Mode);
+    if (!Choice) {
+      warn(Choice.error().message() + "; launching the default variant");
+      Plan->Source = ChoiceSource::Default;
+    } else {
+      if (Choice->Position != Chosen.Position) {
+        LaunchOptions Pin;
+        Pin.Variant = info().Variants[Choice->Position].Index;
+        Plan = planLaunch(*M, Index, Args, Pin, Chosen.Position, Chosen.Slot);
+        if (!Plan)
+          return Plan;
+      }
+      Plan->Source = Choice->Source;
+      Plan->Bucket = Choice->Bucket;
+      Plan->Measured = Choice->Measured;
+      Plan->TuningSeconds = Choice->Seconds;
+    }
+  }
+  if (Error E = launchPlanned(*M, Index, *S.impl(), Chosen, Args, *Plan))
     return E;
   return Plan;
+}
+
+Expected<TuneResult> Kernel::tune(Stream &S, const std::vector<Arg> &Args,
+                                  const TuneOptions &Options) const {
+  if (Error E = checkStream(S, M->Device.get(), "tune"))
+    return E;
+  Candidate Default;
+  std::vector<Candidate> Candidates;
+  Expected<LaunchPlan> Plan = planLaunch(*M, Index, Args, {}, Default.Position,
+                                         Default.Slot, &Candidates);
+  if (!Plan)
+    return Plan.takeError();
+  return tuneKernel(*M, Index, *S.impl(), Args, Candidates, Options);
 }
 
 Expected<std::vector<std::pair<std::string, int64_t>>>

@@ -231,6 +231,7 @@ float kiln::rt::f8e5m2ToFloat(uint8_t Bits) { return decodeFp8(Bits, kE5M2); }
 Arg Arg::pointer(const Buffer &B, std::optional<ScalarType> Element) {
   Arg A = pointer(B.data(), Element);
   A.DeviceTag = B.deviceTag();
+  A.BufferBytes = B.size();
   return A;
 }
 

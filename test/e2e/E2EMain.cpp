@@ -9,6 +9,7 @@
 #include "E2E.h"
 
 #include <cstdio>
+#include <cstdlib>
 
 using namespace kiln;
 
@@ -75,6 +76,12 @@ int main(int argc, char **argv) {
     return ExitSkipped;
   }
   e2e::testDevice() = *D;
+  // Launches take the default variant and nothing is written to the
+  // user's cache, unless asked (the Tuning tests ask per launch).
+  if (!std::getenv("KILN_TUNING"))
+    rt::setTuningMode(rt::TuningMode::Off);
+  if (!std::getenv("KILN_CACHE_DIR"))
+    rt::setTuningDatabase(":memory:");
   if (!Listing)
     std::printf("KilnE2ETests: device %s; bundles from %s\n",
                 D->description().c_str(), e2e::bundleDir().c_str());

@@ -209,6 +209,20 @@ TestKernel scaleKernel() {
           {"n"}, {}, {}};
 }
 
+TestKernel spinKernel(unsigned Variants) {
+  TestKernel K{"spin",
+               {{"acc", "*f32"}, {"n", "i32"}, {"micros", "i32"}},
+               {"DELAY", "warps", "stages"},
+               {},
+               {"1"},
+               {"n"},
+               {}};
+  const int64_t Delays[] = {3, 1, 2, 4, 5};
+  for (unsigned V = 0; V < Variants && V < 5; ++V)
+    K.Variants.push_back({Delays[V], 4, 2});
+  return K;
+}
+
 TestKernel tagKernel(std::vector<std::string> Conditions) {
   return {"tag",
           {{"out", "*i32"},

@@ -79,6 +79,11 @@ std::string formatIndex(uint64_t Flat, const std::vector<int64_t> &Shape);
 /// An arithmetic expression over scalar arguments (`2*M*N*K`): `+ - * /`,
 /// unary minus, parentheses, decimal numbers and argument names, evaluated
 /// in double precision (exact for integers up to 2^53).
+/// Parses a scalar literal for parameter P ("42", "-1", "0x10", "1.5",
+/// "true"); the message names the argument and says what is wrong.
+rt::Expected<rt::Arg> parseScalar(const rt::ParamInfo &P,
+                                  const std::string &Text);
+
 class FlopsExpr {
 public:
   /// Parses `Text`; the message says what is wrong and where, without

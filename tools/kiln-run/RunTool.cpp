@@ -22,6 +22,7 @@
 
 #include "RunTool.h"
 #include "RunReport.h"
+#include "TuneTool.h"
 
 #include "kiln/npy.h"
 #include "kiln/runtime.h"
@@ -57,6 +58,7 @@ const char *const kUsage = R"(OVERVIEW: kiln-run - run a kernel of a Kiln bundle
 
 USAGE:
   kiln-run BUNDLE --kernel NAME [options] ARG=VALUE...
+  kiln-run tune BUNDLE --kernel NAME --shapes ... (kiln-run tune --help)
   kiln-run --list-devices
 
   Every runtime parameter of the kernel is given as NAME=VALUE: a pointer
@@ -266,80 +268,6 @@ int parseOptions(int Argc, char **Argv, Options &O) {
     O.Flops = std::move(*E);
   }
   return -1;
-}
-
-/// Parses a scalar literal for parameter P.
-Expected<Arg> parseScalar(const ParamInfo &P, const std::string &Text) {
-  ScalarType T = P.Type.Element;
-  std::string What = "argument '" + P.Name + "' (" + P.Type.str() + "): ";
-  auto Bad = [&](const std::string &Why) {
-    return Error(ErrorCode::InvalidArgument, What + Why);
-  };
-  if (T == ScalarType::Bool) {
-    if (Text == "true" || Text == "1")
-      return Arg::boolean(true);
-    if (Text == "false" || Text == "0")
-      return Arg::boolean(false);
-    return Bad("'" + Text + "' is not a bool (true, false, 1 or 0)");
-  }
-  if (isIntegerType(T)) {
-    bool Negative = !Text.empty() && Text[0] == '-';
-    std::string Digits = Text.substr(Negative ? 1 : 0);
-    int Base = 10;
-    if (Digits.size() > 2 && Digits[0] == '0' &&
-        (Digits[1] == 'x' || Digits[1] == 'X')) {
-      Base = 16;
-      Digits = Digits.substr(2);
-    }
-    if (Digits.empty() || Digits[0] == '-' || Digits[0] == '+' ||
-        std::isspace((unsigned char)Digits[0]))
-      return Bad("'" + Text + "' is not an integer");
-    char *End = nullptr;
-    errno = 0;
-    unsigned long long Magnitude = std::strtoull(Digits.c_str(), &End, Base);
-    if (*End)
-      return Bad("'" + Text + "' is not an integer");
-    unsigned Bits = unsigned(8 * typeSize(T));
-    std::string Range = "'" + Text + "' does not fit in " +
-                        std::string(typeName(T));
-    if (errno == ERANGE)
-      return Bad(Range);
-    if (isSignedType(T)) {
-      uint64_t Limit = uint64_t(1) << (Bits - 1); // |min|
-      if (Negative ? Magnitude > Limit : Magnitude > Limit - 1)
-        return Bad(Range);
-      uint64_t V = Negative ? 0 - uint64_t(Magnitude) : uint64_t(Magnitude);
-      return Arg::scalarBits(T, V);
-    }
-    if (Negative && Magnitude != 0)
-      return Bad(Range);
-    if (Bits < 64 && Magnitude >> Bits)
-      return Bad(Range);
-    return Arg::scalarBits(T, Magnitude);
-  }
-  char *End = nullptr;
-  errno = 0;
-  double D = std::strtod(Text.c_str(), &End);
-  if (Text.empty() || *End || std::isspace((unsigned char)Text[0]))
-    return Bad("'" + Text + "' is not a number");
-  std::string Range = "'" + Text + "' is out of range for " +
-                      std::string(typeName(T));
-  if (errno == ERANGE && std::isinf(D))
-    return Bad(Range);
-  if (isFp8(T)) {
-    // fp8 conversions saturate: a finite value beyond the largest finite
-    // one is refused rather than clamped.
-    double Max = T == ScalarType::F8E4M3 ? 448.0 : 57344.0;
-    if (std::isfinite(D) && std::fabs(D) > Max)
-      return Bad(Range);
-    if (T == ScalarType::F8E4M3 && std::isinf(D))
-      return Bad("f8e4m3 has no infinity");
-  }
-  Arg A = Arg::scalarBits(T, toFloatBits(T, D));
-  // A finite literal must stay finite in its type.
-  if (std::isfinite(D) && std::isinf(floatValue(T, A.bits())))
-    return Bad(Range);
-  return A;
 }
 
 /// A pointer argument: its buffer and where its data came from.
@@ -1015,6 +943,8 @@ int listDevices() {
 } // namespace
 
 int kiln::runtool::runBundleTool(int Argc, char **Argv) {
+  if (Argc > 1 && std::strcmp(Argv[1], "tune") == 0)
+    return runTuneTool("kiln-run", Argc - 1, Argv + 1);
   for (int I = 1; I < Argc; ++I)
     if (std::string(Argv[I]) == "--list-devices") {
       if (Argc != 2)

@@ -28,7 +28,9 @@
 #include "dsl/TuneSpace.h"
 
 #include "RunTool.h"
+#include "TuneTool.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -42,6 +44,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
@@ -82,6 +85,11 @@ const char *const kRunUsage =
 const char *const kInspectUsage =
     "  kiln inspect FILE.kpack [--json]    list the kernels, variants and images\n"
     "                                      of a bundle\n";
+const char *const kTuneUsage =
+    "  kiln tune FILE.tile|BUNDLE --kernel NAME --shapes ... [options]\n"
+    "                                      measure every variant at each point\n"
+    "                                      into the tuning database; also\n"
+    "                                      'kiln tune merge', 'kiln tune export'\n";
 const char *const kOtherUsage = R"(  kiln --version                      print the version
   kiln --help                         print this help
   kiln COMMAND --help, kiln help COMMAND
@@ -140,7 +148,8 @@ const char *const kInspectOptions = R"(INSPECT OPTIONS:
 std::string fullUsage() {
   return std::string("OVERVIEW: kiln - ahead-of-time tile kernel compiler\n\n"
                      "USAGE:\n") +
-         kCompileUsage + kRunUsage + kInspectUsage + kOtherUsage + "\n" +
+         kCompileUsage + kRunUsage + kInspectUsage + kTuneUsage + kOtherUsage +
+         "\n" +
          kCompileOptions + kRunOptions + kInspectOptions;
 }
 
@@ -153,6 +162,10 @@ std::optional<std::string> subcommandUsage(llvm::StringRef cmd) {
     return std::string("USAGE:\n") + kRunUsage + "\n" + kRunOptions;
   if (cmd == "inspect")
     return std::string("USAGE:\n") + kInspectUsage + "\n" + kInspectOptions;
+  if (cmd == "tune")
+    return kiln::runtool::tuneUsage("kiln") +
+           "\n  With a .tile file: --targets=T,... (default host) and -D "
+           "NAME=VALUE as for\n  compile; the bundle is compiled in memory.\n";
   return std::nullopt;
 }
 
@@ -573,15 +586,43 @@ std::optional<int> compileVariant(mlir::ModuleOp variantModule,
 
 /// Compiles every variant of every kernel for every target and writes the
 /// bundle, or nothing at all.
+/// Each kernel's content hash (bundle::KernelMetadata::hash): 16 hex
+/// digits of the xxh3 of its generic tile IR without the tune space
+/// (kiln.tune, kiln.variants, kiln.where) and of the checked mode.
+std::map<std::string, std::string> kernelHashes(mlir::ModuleOp generic,
+                                                bool checkBounds) {
+  std::map<std::string, std::string> hashes;
+  for (auto fn : generic.getOps<mlir::func::FuncOp>()) {
+    if (!fn->hasAttr("kiln.kernel"))
+      continue;
+    mlir::func::FuncOp copy = fn.clone();
+    for (const char *attr : {"kiln.tune", "kiln.variants", "kiln.where"})
+      copy->removeAttr(attr);
+    std::string text = checkBounds ? "check-bounds\n" : "\n";
+    llvm::raw_string_ostream os(text);
+    mlir::OpPrintingFlags flags;
+    flags.enableDebugInfo(false);
+    copy->print(os, flags);
+    copy->erase();
+    hashes[fn.getSymName().str()] =
+        llvm::utohexstr(llvm::xxh3_64bits(text), /*LowerCase=*/true, 16);
+  }
+  return hashes;
+}
+
 int emitBundle(const Options &opts, mlir::ModuleOp specialized,
                llvm::ArrayRef<KernelToEmit> kernels, const dsl::Sema &sema,
-               llvm::ArrayRef<ResolvedTarget> targets) {
+               llvm::ArrayRef<ResolvedTarget> targets,
+               const std::map<std::string, std::string> &hashes) {
   std::vector<bundle::KernelSignature> signatures;
   for (const KernelToEmit &k : kernels)
     signatures.push_back(signatureOf(*k.kernel, sema));
   auto metadata = bundle::collectKernelMetadata(specialized, signatures);
   if (!metadata)
     return userError("internal: " + llvm::toString(metadata.takeError()));
+  for (bundle::KernelMetadata &kernel : *metadata)
+    if (auto it = hashes.find(kernel.signature.name); it != hashes.end())
+      kernel.hash = it->second;
 
   // Variants that do not fit a target are dropped with a note; a kernel
   // left with none for a target is an error naming the limit.
@@ -862,6 +903,9 @@ int runCompile(const Options &opts) {
   auto mod = emitModule(ctx, *module, sema, sm, toEmit);
   if (!mod)
     return kExitUser;
+  std::map<std::string, std::string> hashes;
+  if (opts.emit == "bundle")
+    hashes = kernelHashes(*mod, opts.checkBounds);
   if (opts.emit == "tile" || opts.emit == "bundle" || opts.summary || stage) {
     mlir::PassManager pm(&ctx);
     buildTilePipeline(pm);
@@ -874,7 +918,7 @@ int runCompile(const Options &opts) {
     for (auto variant : mod->getOps<mlir::ModuleOp>())
       variant->setAttr("kiln.check_bounds", mlir::UnitAttr::get(&ctx));
   if (opts.emit == "bundle")
-    return emitBundle(opts, *mod, toEmit, sema, targets);
+    return emitBundle(opts, *mod, toEmit, sema, targets, hashes);
   if (stage)
     return emitStage(opts, *mod, targets.front());
   std::string text;
@@ -974,6 +1018,72 @@ int runRun(llvm::ArrayRef<const char *> args) {
                                           int(argv.size()), argv.data());
 }
 
+/// `kiln tune ...`: a .tile source is compiled in memory (for --targets,
+/// default host, with -D pins) and handed to the tune tool with the other
+/// arguments; a bundle, `merge` and `export` go to it as they are.
+int runTune(llvm::ArrayRef<const char *> args) {
+  std::vector<std::string> rest{"tune"};
+  Options opts;
+  opts.emit = "bundle";
+  bool tile = false;
+  bool sub = !args.empty() && (llvm::StringRef(args[0]) == "merge" ||
+                               llvm::StringRef(args[0]) == "export");
+  for (size_t i = 0; i < args.size(); ++i) {
+    llvm::StringRef a = args[i];
+    if (!sub && !tile && a.ends_with(".tile") && !a.starts_with("-")) {
+      tile = true;
+      opts.input = a.str();
+      continue;
+    }
+    if (!sub) {
+      // Compile options: only with a .tile source (checked below).
+      if (a == "-D" || (a.starts_with("-D") && a.size() > 2)) {
+        std::string v = a == "-D" ? (i + 1 < args.size() ? args[++i] : "")
+                                  : a.drop_front(2).str();
+        auto [name, num] = llvm::StringRef(v).split('=');
+        int64_t parsed;
+        if (name.empty() || num.empty() || num.getAsInteger(0, parsed))
+          return usageError("-D expects NAME=INTEGER, found '" + v + "'");
+        opts.pins[name.str()] = parsed;
+        continue;
+      }
+      if (a.starts_with("--targets")) {
+        std::string v = a.starts_with("--targets=") ? a.drop_front(10).str()
+                        : i + 1 < args.size()      ? std::string(args[++i])
+                                                    : "";
+        if (v.empty())
+          return usageError("--targets needs a list of targets");
+        for (llvm::StringRef t : llvm::split(v, ','))
+          if (!t.empty())
+            opts.targets.push_back(t.str());
+        continue;
+      }
+    }
+    rest.push_back(a.str());
+  }
+  std::string bundleBytes;
+  std::string label;
+  if (tile) {
+    if (opts.targets.empty())
+      opts.targets = {std::string(kHostTarget)};
+    for (size_t i = 0; i + 1 < rest.size(); ++i)
+      if (rest[i] == "--kernel")
+        opts.kernels = {rest[i + 1]};
+    opts.bundleSink = &bundleBytes;
+    if (int rc = runCompile(opts))
+      return rc;
+    label = llvm::sys::path::filename(opts.input).str() + " (compiled)";
+  } else if (!opts.pins.empty() || !opts.targets.empty()) {
+    return usageError("kiln tune: -D and --targets apply to a .tile source "
+                      "only");
+  }
+  std::vector<char *> argv;
+  for (std::string &s : rest)
+    argv.push_back(s.data());
+  return kiln::runtool::runTuneTool("kiln", int(argv.size()), argv.data(),
+                                    tile ? &bundleBytes : nullptr, label);
+}
+
 int kiln::runDriver(llvm::ArrayRef<const char *> args) {
   if (args.empty()) {
     llvm::errs() << fullUsage();
@@ -988,7 +1098,7 @@ int kiln::runDriver(llvm::ArrayRef<const char *> args) {
         return 0;
       }
       return usageError("no help for '" + llvm::Twine(args[1]) +
-                        "' (expected 'compile', 'run' or 'inspect')");
+                        "' (expected 'compile', 'run', 'inspect' or 'tune')");
     }
     llvm::outs() << fullUsage();
     return 0;
@@ -1014,6 +1124,8 @@ int kiln::runDriver(llvm::ArrayRef<const char *> args) {
     return runInspect(args.drop_front());
   if (cmd == "run")
     return runRun(args.drop_front());
+  if (cmd == "tune")
+    return runTune(args.drop_front());
   return usageError("unknown command '" + cmd +
-                    "' (expected 'compile', 'run' or 'inspect')");
+                    "' (expected 'compile', 'run', 'inspect' or 'tune')");
 }

@@ -202,6 +202,9 @@ public:
   const void *storage() const;
   /// The device a buffer argument belongs to (null for raw addresses).
   const void *deviceTag() const { return DeviceTag; }
+  /// The bytes from address() to the end of the buffer (0 for raw
+  /// addresses: the device may know them, Kernel::tune asks it).
+  size_t bufferBytes() const { return BufferBytes; }
   /// "i32 5", "*f32 0x7f...".
   std::string str() const;
 
@@ -211,6 +214,7 @@ private:
   ScalarType Type = ScalarType::I32;
   const void *Address = nullptr;
   const void *DeviceTag = nullptr;
+  size_t BufferBytes = 0;
   uint64_t Bits = 0;
   unsigned char Storage[8] = {};
 };
@@ -224,6 +228,10 @@ struct ParamInfo {
   ParamType Type;
   int64_t Div = 0;   ///< @div(N), 0 when absent
   int64_t Align = 0; ///< @align(N), 0 when absent
+  /// A pointer param the kernel may write through (the manifest's
+  /// "writes"; every pointer param when a bundle does not say): what the
+  /// tuner saves and restores.
+  bool Written = false;
 };
 
 /// What a device must have to run an image: the manifest's "requires"
@@ -298,6 +306,9 @@ struct KernelInfo {
   std::vector<std::string> Key;
   std::vector<std::string> LaunchConditions;
   std::vector<VariantInfo> Variants;
+  /// The kernel's content hash (16 hex digits): its code and checked mode,
+  /// not its tune space. The tuning database's key (docs/tuning.md).
+  std::string Hash;
 
   /// "softmax_v3".
   std::string variantName(const VariantInfo &V) const;
@@ -503,13 +514,106 @@ private:
 // Modules, kernels, launches
 //===----------------------------------------------------------------------===//
 
-/// How a launch picks its variant. Without an override the first candidate
-/// (in variant order) whose launch conditions hold is chosen.
+//===----------------------------------------------------------------------===//
+// Tuning (docs/tuning.md)
+//===----------------------------------------------------------------------===//
+
+/// How a launch chooses among its candidates (the variants that run on the
+/// device and whose launch conditions hold) when there are several and the
+/// launch does not name one.
+enum class TuningMode {
+  /// The default variant: the first candidate in variant order.
+  Off,
+  /// The fastest candidate the tuning database has a time for (for this
+  /// kernel, device and key bucket); the default variant where it has
+  /// none. Never measures.
+  Cached,
+  /// As Cached, but first measures every candidate the database lacks and
+  /// records the times: the first launch of a new key bucket is slow.
+  Full,
+};
+
+/// "off", "cached", "full".
+std::string_view tuningModeName(TuningMode Mode);
+/// Parses "off", "cached" or "full"; nullopt otherwise.
+std::optional<TuningMode> parseTuningMode(std::string_view Text);
+
+/// The process-wide mode: the last setTuningMode, else $KILN_TUNING (an
+/// unknown value is warned about once and ignored), else Full.
+TuningMode tuningMode();
+void setTuningMode(TuningMode Mode);
+
+/// The tuning database's file: the last setTuningDatabase, else
+/// $KILN_CACHE_DIR/tuning.db, else $XDG_CACHE_HOME/kiln/tuning.db, else
+/// $HOME/.cache/kiln/tuning.db. ":memory:" keeps measurements in this
+/// process only; "" goes back to the default. A new path takes effect at
+/// the next lookup.
+std::string tuningDatabasePath();
+void setTuningDatabase(std::string Path);
+
+/// Receives the runtime's warnings (a variant that failed while being
+/// measured, a corrupt database moved aside); the default writes
+/// "kiln: warning: MESSAGE" to standard error. An empty handler restores
+/// the default.
+using WarningHandler = std::function<void(const std::string &Message)>;
+void setWarningHandler(WarningHandler Handler);
+
+/// One candidate's time in a tuning decision.
+struct VariantTiming {
+  unsigned Variant = 0;
+  std::string Config;        ///< "BLOCK=1024, warps=4, stages=2"
+  double Milliseconds = 0;   ///< the median of Repeats launches
+  unsigned Repeats = 0;
+  bool MeasuredNow = false;  ///< false: from the database
+};
+
+/// How a launch's variant was chosen.
+enum class ChoiceSource {
+  Only,     ///< one candidate: nothing to choose
+  Pinned,   ///< LaunchOptions named it
+  Default,  ///< tuning off, or no time known (Cached)
+  Database, ///< the fastest time in the tuning database
+  Measured, ///< measured by this launch (Full), then the fastest
+};
+/// "only candidate", "pinned", "default", "tuning database", "measured".
+std::string_view choiceSourceName(ChoiceSource S);
+
+/// A tuning decision: what Kernel::tune measured or found.
+struct TuneResult {
+  /// The key bucket: "cols=1024" (each key argument's next power of two),
+  /// "" for a kernel without a key.
+  std::string Bucket;
+  /// The device as the database names it: "NVIDIA H100 80GB HBM3 / sm_90 /
+  /// driver 13000".
+  std::string DeviceKey;
+  /// Every candidate with a time, fastest first.
+  std::vector<VariantTiming> Timings;
+  /// The candidates that failed to load or launch while being measured
+  /// ("BLOCK=8192, warps=4: cannot load ...").
+  std::vector<std::string> Failures;
+  unsigned Candidates = 0;   ///< how many variants could run
+  unsigned MeasuredNow = 0;  ///< how many were measured by this call
+  double Seconds = 0;        ///< wall time of the call
+};
+
+/// How a launch picks its variant. Without an override, among several
+/// candidates, the tuning mode decides (docs/tuning.md).
 struct LaunchOptions {
   /// Const param values the variant must have ("BLOCK" = 1024, ...).
   std::vector<std::pair<std::string, int64_t>> Config;
   /// A variant index, instead of or on top of Config.
   std::optional<unsigned> Variant;
+  /// This launch's tuning mode instead of the process-wide one.
+  std::optional<TuningMode> Tuning;
+};
+
+/// What Kernel::tune measures.
+struct TuneOptions {
+  /// Measure every candidate again, even those the database has.
+  bool Remeasure = false;
+  /// Launches per measurement are chosen for about this much kernel time
+  /// (at least 3, at most 50).
+  double TargetMilliseconds = 10;
 };
 
 /// Parses "BLOCK=1024,warps=4" (bool values may be written true/false)
@@ -529,6 +633,13 @@ struct LaunchPlan {
   int64_t Grid[3] = {1, 1, 1};
   /// Grid[0] * Grid[1] * Grid[2].
   uint64_t programs() const;
+  /// How the variant was chosen, the key bucket ("" without a key), and
+  /// for ChoiceSource::Measured how many candidates this launch measured
+  /// and the wall time it took.
+  ChoiceSource Source = ChoiceSource::Only;
+  std::string Bucket;
+  unsigned Measured = 0;
+  double TuningSeconds = 0;
 };
 
 /// A kernel of a loaded module.
@@ -549,8 +660,20 @@ public:
   /// Loads the one code object that `Plan` (from plan()) runs.
   Error load(const LaunchPlan &Plan) const;
   /// plan() and then launches on `S` (nothing runs if a grid axis is 0).
+  /// With several candidates and tuning not off, the variant comes from
+  /// the tuning database, and in Full mode a new key bucket is measured
+  /// first (as tune() does); the buffers the kernel may write are restored
+  /// before the real launch, so the results are those of an untuned
+  /// launch of the chosen variant.
   Expected<LaunchPlan> launch(Stream &S, const std::vector<Arg> &Args,
                               const LaunchOptions &Options = {}) const;
+  /// Measures the candidates for these arguments that the tuning database
+  /// lacks (all of them with Remeasure) and records their times, leaving
+  /// every buffer as it was. Synchronizes `S`. Pointer arguments the
+  /// kernel may write must be Buffers or addresses inside allocations the
+  /// device knows (a raw host address is refused).
+  Expected<TuneResult> tune(Stream &S, const std::vector<Arg> &Args,
+                            const TuneOptions &Options = {}) const;
 
 private:
   friend class Module;

@@ -172,6 +172,16 @@ kiln_status kiln_launch(const kiln_kernel *kernel, kiln_stream *stream,
                         const kiln_launch_options *options,
                         kiln_launch_info *info);
 
+/* Tuning (docs/tuning.md): the values of kiln::rt::TuningMode. */
+enum { KILN_TUNING_OFF = 0, KILN_TUNING_CACHED = 1, KILN_TUNING_FULL = 2 };
+/* Sets the process-wide tuning mode (what KILN_TUNING sets otherwise). */
+kiln_status kiln_set_tuning_mode(int mode);
+/* The process-wide tuning mode, a KILN_TUNING_* value. */
+int kiln_get_tuning_mode(void);
+/* The tuning database file; NULL or "" goes back to the default location
+ * ($KILN_CACHE_DIR/tuning.db, ...); ":memory:" keeps it in the process. */
+kiln_status kiln_set_tuning_database(const char *path);
+
 /* Argument constructors. */
 static inline kiln_arg kiln_arg_pointer(const void *p, int32_t element) {
   kiln_arg a;
