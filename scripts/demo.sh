@@ -32,6 +32,20 @@ if [ -x "$E2E" ]; then
   KILN_E2E_DEVICE=host KILN_E2E_TABLE=1 "$E2E" --gtest_filter='Examples.*-*Trap' --gtest_brief=1 | grep -E ' (ok|FAIL)$'
 fi
 
+# Tuning on the host (docs/tuning.md): the softmax tune space (every BLOCK
+# at warps=4) swept over two shapes into a fresh database; the first sweep
+# measures every candidate, the second finds them all in the database.
+echo
+echo "=== tuning softmax on the host: the first sweep measures, the second reuses the database"
+TUNE=$(mktemp -d)
+for run in first second; do
+  echo "--- $run sweep"
+  "$KILN" tune examples/softmax.tile --kernel softmax -D warps=4 --db "$TUNE/tuning.db" \
+    --shapes "rows=512,cols=1000;rows=128,cols=4000" --set stride=4096 \
+    --buffer x=rows*stride --buffer y=rows*stride 2>/dev/null
+done
+rm -rf "$TUNE"
+
 # The GPU path: every example at one variant compiled for NVIDIA (sm_80,
 # sm_90a) and the host into one bundle each, with what ptxas says of the
 # code objects; then, when this machine has a CUDA GPU, the examples run on

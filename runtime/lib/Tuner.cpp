@@ -383,12 +383,15 @@ struct Measurer {
         return Ms.takeError();
       Times.push_back(std::max(*Ms, 0.0));
       if (R == 0) {
-        // Enough launches for about TargetMilliseconds of kernel time; a
-        // candidate three times slower than the best so far gets no more.
+        // Enough launches for about TargetMilliseconds of kernel time; one
+        // for a launch that alone takes five times that (its noise is
+        // small beside it), and for a candidate three times slower than
+        // the best so far.
         double First = std::max(Times[0], 1e-4);
         Repeats = unsigned(std::clamp(Options.TargetMilliseconds / First, 3.0,
                                       50.0));
-        if (Best > 0 && First > 3 * Best)
+        if (First > 5 * Options.TargetMilliseconds ||
+            (Best > 0 && First > 3 * Best))
           Repeats = 1;
       }
     }

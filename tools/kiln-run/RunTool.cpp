@@ -868,6 +868,15 @@ int run(const Options &O) {
     return report(Ms.error());
   std::printf("variant: %s%s\n", variantText(*Plan).c_str(),
               fastPathText(K->info(), *Plan).c_str());
+  // How a tuned launch chose (docs/tuning.md); its time includes the
+  // measurements.
+  std::string Bucket = Plan->Bucket.empty() ? "" : ", bucket " + Plan->Bucket;
+  if (Plan->Source == ChoiceSource::Measured)
+    std::printf("tuning: measured %u candidate%s in %.2f s%s\n",
+                Plan->Measured, Plan->Measured == 1 ? "" : "s",
+                Plan->TuningSeconds, Bucket.c_str());
+  else if (Plan->Source == ChoiceSource::Database)
+    std::printf("tuning: from the tuning database%s\n", Bucket.c_str());
   std::printf("time: %.3f ms\n", *Ms);
   std::fflush(stdout);
   // Kernel print lines: those of the first launch only.
