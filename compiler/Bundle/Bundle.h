@@ -60,6 +60,12 @@ struct KernelMetadata {
   /// code and the checked mode, not its tune space, so that adding a
   /// variant keeps the other variants' measurements.
   std::string hash;
+  /// A shipped tuning table's choices for this kernel (kiln compile
+  /// --tuned): which variant to launch on a device in a key bucket.
+  struct TunedChoice {
+    std::string device, bucket, variant;
+  };
+  std::vector<TunedChoice> tuned;
 };
 
 /// One code object of one (kernel, variant, target).

@@ -183,6 +183,13 @@ llvm::Expected<std::string> bundle::writeBundle(const Bundle &bundle) {
                   {"variants", std::move(variants)}};
     if (!kernel.hash.empty())
       entry["hash"] = kernel.hash;
+    if (!kernel.tuned.empty()) {
+      Json tuned = Json::array();
+      for (const KernelMetadata::TunedChoice &t : kernel.tuned)
+        tuned.push_back(
+            {{"device", t.device}, {"bucket", t.bucket}, {"variant", t.variant}});
+      entry["tuned"] = std::move(tuned);
+    }
     kernels.push_back(std::move(entry));
   }
   Json manifest = {{"format", kFormatName},

@@ -85,8 +85,6 @@ std::unique_ptr<gpu::Api> bindCuda(void *H, std::string &Missing) {
   Bind(D->cuFuncSetAttribute, {"cuFuncSetAttribute"});
   Bind(D->LaunchKernel, {"cuLaunchKernel"});
   Missing = Bind.missing();
-  // Optional: bound after the missing entry is taken.
-  Bind(D->MemGetAddressRange, {"cuMemGetAddressRange_v2"});
   return D;
 }
 

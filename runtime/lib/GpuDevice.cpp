@@ -263,10 +263,12 @@ Expected<void *> DriverDevice::allocate(size_t Bytes) {
     return Error(R == kOutOfMemory ? ErrorCode::OutOfMemory : ErrorCode::Driver,
                  "cannot allocate " + std::to_string(Bytes) + " bytes on " +
                      name() + ": " + A.failure(A.MemAlloc.Symbol, R));
+  Allocations.add(uintptr_t(P), Bytes);
   return reinterpret_cast<void *>(uintptr_t(P));
 }
 
 void DriverDevice::release(void *Ptr) {
+  Allocations.remove(uintptr_t(Ptr));
   Scope S(*this);
   A.MemFree(DevPtr(uintptr_t(Ptr)));
 }
@@ -322,18 +324,7 @@ Error DriverDevice::copy(StreamImpl &S, void *Dst, const void *Src,
 
 std::optional<std::pair<uintptr_t, size_t>>
 DriverDevice::allocationOf(const void *Address) {
-  if (!A.MemGetAddressRange.Call)
-    return std::nullopt;
-  Scope Sc(*this);
-  if (Sc.error())
-    return std::nullopt;
-  DevPtr Base = 0;
-  size_t Bytes = 0;
-  if (A.MemGetAddressRange(&Base, &Bytes, DevPtr(uintptr_t(Address))) !=
-          kSuccess ||
-      !Bytes)
-    return std::nullopt;
-  return std::make_pair(uintptr_t(Base), Bytes);
+  return Allocations.find(uintptr_t(Address));
 }
 
 Error DriverDevice::fill(StreamImpl &S, void *Dst, uint8_t Value,

@@ -161,6 +161,8 @@ protected:
 
   const Api &A;
   PrintSink Prints;
+  /// What this device allocated (the tuner saves written buffers by it).
+  AllocationMap Allocations;
   std::mutex FormatsMutex;
   /// The print formats of every image loaded, by printFormatHash.
   std::map<uint32_t, std::string> PrintFormats;

@@ -73,9 +73,6 @@ struct Api {
       MemcpyDtoDAsync;
   Entry<Result(DevPtr Dst, unsigned char Value, size_t Count, Stream S)>
       MemsetD8Async;
-  /// Optional (null when the library lacks it): the allocation holding an
-  /// address.
-  Entry<Result(DevPtr *Base, size_t *Bytes, DevPtr Ptr)> MemGetAddressRange;
   Entry<Result(Stream *S, unsigned Flags)> StreamCreate;
   Entry<Result(Stream S)> StreamDestroy;
   Entry<Result(Stream S)> StreamSynchronize;

@@ -82,8 +82,6 @@ std::unique_ptr<gpu::Api> bindHip(void *H, std::string &Missing) {
   Bind(D->ModuleUnload, {"hipModuleUnload"});
   Bind(D->LaunchKernel, {"hipModuleLaunchKernel"});
   Missing = Bind.missing();
-  // Optional: bound after the missing entry is taken.
-  Bind(D->MemGetAddressRange, {"hipMemGetAddressRange"});
   return D;
 }
 

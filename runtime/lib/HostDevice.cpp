@@ -322,39 +322,22 @@ Expected<void *> HostMemoryDevice::allocate(size_t Bytes) {
     return Error(ErrorCode::OutOfMemory, "cannot allocate " +
                                              std::to_string(Bytes) +
                                              " bytes of host memory");
-  std::unique_lock<std::shared_mutex> Lock(AllocationsMutex);
-  Allocations[uintptr_t(P)] = Bytes;
+  Allocations.add(uintptr_t(P), Bytes);
   return P;
 }
 
 void HostMemoryDevice::release(void *Ptr) {
-  {
-    std::unique_lock<std::shared_mutex> Lock(AllocationsMutex);
-    Allocations.erase(uintptr_t(Ptr));
-  }
+  Allocations.remove(uintptr_t(Ptr));
   std::free(Ptr);
 }
 
 bool HostMemoryDevice::isAllocated(uintptr_t Address, uint64_t Bytes) {
-  std::shared_lock<std::shared_mutex> Lock(AllocationsMutex);
-  auto It = Allocations.upper_bound(Address);
-  if (It == Allocations.begin())
-    return false;
-  --It;
-  return Address >= It->first && Bytes <= It->second &&
-         Address - It->first <= It->second - Bytes;
+  return Allocations.contains(Address, Bytes);
 }
 
 std::optional<std::pair<uintptr_t, size_t>>
 HostMemoryDevice::allocationOf(const void *Address) {
-  std::shared_lock<std::shared_mutex> Lock(AllocationsMutex);
-  auto It = Allocations.upper_bound(uintptr_t(Address));
-  if (It == Allocations.begin())
-    return std::nullopt;
-  --It;
-  if (uintptr_t(Address) - It->first >= It->second)
-    return std::nullopt;
-  return std::make_pair(It->first, It->second);
+  return Allocations.find(uintptr_t(Address));
 }
 
 Expected<std::unique_ptr<StreamImpl>> HostMemoryDevice::createStream() {

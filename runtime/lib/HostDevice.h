@@ -100,8 +100,7 @@ public:
 
 private:
   PrintSink Prints;
-  std::shared_mutex AllocationsMutex;
-  std::map<uintptr_t, size_t> Allocations; ///< base -> requested bytes
+  AllocationMap Allocations;
 };
 
 class HostImage : public LoadedImage {

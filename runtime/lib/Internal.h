@@ -16,6 +16,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -167,6 +168,46 @@ public:
   }
 };
 
+/// The live allocations of a device (base -> requested bytes), for the
+/// checked mode's bounds and the tuner's saving of written buffers.
+class AllocationMap {
+public:
+  void add(uintptr_t Base, size_t Bytes) {
+    std::unique_lock<std::shared_mutex> Lock(Mutex);
+    Map[Base] = Bytes;
+  }
+  void remove(uintptr_t Base) {
+    std::unique_lock<std::shared_mutex> Lock(Mutex);
+    Map.erase(Base);
+  }
+  /// True if [Address, Address + Bytes) lies inside one allocation (an
+  /// empty range may sit at its end).
+  bool contains(uintptr_t Address, uint64_t Bytes) const {
+    std::shared_lock<std::shared_mutex> Lock(Mutex);
+    auto It = Map.upper_bound(Address);
+    if (It == Map.begin())
+      return false;
+    --It;
+    return Address >= It->first && Bytes <= It->second &&
+           Address - It->first <= It->second - Bytes;
+  }
+  /// The allocation holding `Address`: its base and size.
+  std::optional<std::pair<uintptr_t, size_t>> find(uintptr_t Address) const {
+    std::shared_lock<std::shared_mutex> Lock(Mutex);
+    auto It = Map.upper_bound(Address);
+    if (It == Map.begin())
+      return std::nullopt;
+    --It;
+    if (Address - It->first >= It->second)
+      return std::nullopt;
+    return *It;
+  }
+
+private:
+  mutable std::shared_mutex Mutex;
+  std::map<uintptr_t, size_t> Map;
+};
+
 /// Where a device's kernel `print` lines go: the handler set with
 /// Device::setPrintHandler, else standard output.
 class PrintSink {
@@ -238,6 +279,9 @@ struct KernelTuning {
   std::set<std::string> Loaded; ///< buckets read from the database
   /// (bucket, config) pairs that failed to load or launch here.
   std::set<std::pair<std::string, std::string>> Failed;
+  /// Buckets whose arguments cannot be saved (raw addresses): looked up,
+  /// never measured again.
+  std::set<std::string> Unmeasurable;
 };
 
 class ModuleImpl {
@@ -286,12 +330,13 @@ struct TuningChoice {
   double Seconds = 0;
 };
 /// Chooses among `Candidates` (at least two) by the tuning database, and
-/// in Full mode measures the missing ones first.
+/// in Full mode measures the missing ones first. On failure, `Fatal` says
+/// that buffers may have changed (the launch must fail, not fall back).
 Expected<TuningChoice> chooseByTuning(ModuleImpl &M, unsigned Kernel,
                                       StreamImpl &S,
                                       const std::vector<Arg> &Args,
                                       const std::vector<Candidate> &Candidates,
-                                      TuningMode Mode);
+                                      TuningMode Mode, bool &Fatal);
 /// Kernel::tune's work.
 Expected<TuneResult> tuneKernel(ModuleImpl &M, unsigned Kernel, StreamImpl &S,
                                 const std::vector<Arg> &Args,

@@ -108,6 +108,22 @@ public:
     }
     if (const std::string *Hash = getString(J, "hash"))
       K.Hash = *Hash;
+    // "tuned" (optional): a shipped tuning table's choices.
+    if (auto It = J.find("tuned"); It != J.end()) {
+      if (!It->is_array() || It->size() > kMaxVariants)
+        return fail("'tuned' must be an array of choices");
+      for (const json &TJ : *It) {
+        const std::string *Dev = TJ.is_object() ? getString(TJ, "device")
+                                                : nullptr;
+        const std::string *Bucket = Dev ? getString(TJ, "bucket") : nullptr;
+        const std::string *Variant = Bucket ? getString(TJ, "variant")
+                                            : nullptr;
+        if (!Variant)
+          return fail("a 'tuned' choice needs string 'device', 'bucket' and "
+                      "'variant'");
+        K.Tuned.push_back({*Dev, *Bucket, *Variant});
+      }
+    }
     for (const std::string &Key : K.Key) {
       const ParamInfo *P = findParam(Key);
       if (!P || P->Type.IsPointer || !isIntegerType(P->Type.Element))

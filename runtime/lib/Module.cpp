@@ -645,8 +645,11 @@ Expected<LaunchPlan> Kernel::launch(Stream &S, const std::vector<Arg> &Args,
   } else if (Mode == TuningMode::Off) {
     Plan->Source = ChoiceSource::Default;
   } else {
+    bool Fatal = false;
     Expected<TuningChoice> Choice =
-        chooseByTuning(*M, Index, *S.impl(), Args, Candidates, Mode);
+        chooseByTuning(*M, Index, *S.impl(), Args, Candidates, Mode, Fatal);
+    if (!Choice && Fatal)
+      return Choice.takeError();
     if (!Choice) {
       warn(Choice.error().message() + "; launching the default variant");
       Plan->Source = ChoiceSource::Default;
@@ -679,6 +682,10 @@ Expected<TuneResult> Kernel::tune(Stream &S, const std::vector<Arg> &Args,
                                          Default.Slot, &Candidates);
   if (!Plan)
     return Plan.takeError();
+  if (Plan->programs() == 0)
+    return Error(ErrorCode::InvalidArgument,
+                 "nothing to tune: the grid of kernel '" + info().Name +
+                     "' is empty for these arguments");
   return tuneKernel(*M, Index, *S.impl(), Args, Candidates, Options);
 }
 

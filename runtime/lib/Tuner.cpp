@@ -88,6 +88,8 @@ std::string_view kiln::rt::choiceSourceName(ChoiceSource S) {
     return "tuning database";
   case ChoiceSource::Measured:
     return "measured";
+  case ChoiceSource::Table:
+    return "shipped table";
   }
   return "default";
 }
@@ -165,8 +167,10 @@ void kiln::rt::detail::warn(const std::string &Message) {
 
 namespace {
 
-/// The process's database at the current path (reopened when it changes).
-std::shared_ptr<TuningDbImpl> processDatabase() {
+/// The process's database at the current path (reopened when it changes);
+/// what opening it warns about goes to `Pending`.
+std::shared_ptr<TuningDbImpl>
+processDatabase(std::vector<std::string> &Pending) {
   std::string Path = tuningDatabasePath();
   Settings &S = settings();
   {
@@ -174,10 +178,9 @@ std::shared_ptr<TuningDbImpl> processDatabase() {
     if (S.Db && S.DbOpenedAt == Path)
       return S.Db;
   }
-  // Opened outside the lock: opening may warn, and the handler may call
-  // back into the runtime.
-  std::shared_ptr<TuningDbImpl> Db =
-      openProcessDatabase(Path, [](const std::string &M) { warn(M); });
+  // Opened outside the settings lock (opening takes a while).
+  std::shared_ptr<TuningDbImpl> Db = openProcessDatabase(
+      Path, [&](const std::string &M) { Pending.push_back(M); });
   std::lock_guard<std::mutex> Lock(S.Mutex);
   if (!S.Db || S.DbOpenedAt != Path) {
     S.Db = Db;
@@ -354,6 +357,9 @@ struct Measurer {
         planLaunch(M, Kernel, Args, Pin, Position, Slot);
     if (!Plan)
       return Plan.takeError();
+    if (Plan->programs() == 0)
+      return Error(ErrorCode::LaunchRefused,
+                   "its grid is empty for these arguments");
     Candidate Exact{Position, Slot};
     DeviceImpl &D = *M.Device;
     // Warm-up (loads the code object).
@@ -407,18 +413,21 @@ struct Measurer {
 
 /// Reads a bucket from the database once per module.
 void loadBucket(KernelTuning &KT, const KernelInfo &K, const std::string &Dev,
-                const std::string &Bucket) {
+                const std::string &Bucket, std::vector<std::string> &Pending) {
   if (KT.Loaded.count(Bucket))
     return;
-  KT.Loaded.insert(Bucket);
-  std::shared_ptr<TuningDbImpl> Db = processDatabase();
-  if (!Db)
-    return;
-  Expected<std::vector<TuningRow>> Rows = Db->rows(K.Hash, Dev, Bucket);
-  if (!Rows) {
-    warn(Rows.error().message());
+  std::shared_ptr<TuningDbImpl> Db = processDatabase(Pending);
+  if (!Db) {
+    KT.Loaded.insert(Bucket);
     return;
   }
+  Expected<std::vector<TuningRow>> Rows = Db->rows(K.Hash, Dev, Bucket);
+  if (!Rows) {
+    // Not marked loaded: a later launch tries again.
+    Pending.push_back(Rows.error().message());
+    return;
+  }
+  KT.Loaded.insert(Bucket);
   for (const TuningRow &R : *Rows) {
     // Only variants of this bundle (a database may know more).
     for (const VariantInfo &V : K.Variants)
@@ -435,19 +444,24 @@ void loadBucket(KernelTuning &KT, const KernelInfo &K, const std::string &Dev,
 
 /// Measures `Missing` (Full mode), records them in the module and the
 /// database; failures are warned about and remembered.
+/// `Fatal` is set when the failure came after launches that may have
+/// changed the caller's buffers (they could not be restored).
 Error measureMissing(ModuleImpl &M, unsigned Kernel, StreamImpl &S,
                      const std::vector<Arg> &Args,
                      const std::vector<Candidate> &Missing,
                      const TuneOptions &Options, const std::string &Dev,
-                     const std::string &Bucket, TuneResult &Result) {
+                     const std::string &Bucket, TuneResult &Result,
+                     std::vector<std::string> &Pending, bool &Fatal) {
   const KernelInfo &K = M.TheBundle.kernels()[Kernel];
   KernelTuning &KT = *M.Tuning[Kernel];
   DeviceImpl &D = *M.Device;
-  if (Error E = D.synchronize(S))
-    return E;
+  // The copies are in stream order: after the work already queued.
   SavedBuffers Saved(D, S);
-  if (Error E = Saved.save(K, Args))
+  if (Error E = Saved.save(K, Args)) {
+    // Not measurable here (a raw address): this bucket is not tried again.
+    KT.Unmeasurable.insert(Bucket);
     return E;
+  }
   CacheFlusher Flush(D, S);
   Expected<std::unique_ptr<EventImpl>> Start = D.createEvent();
   if (!Start)
@@ -468,7 +482,7 @@ Error measureMissing(ModuleImpl &M, unsigned Kernel, StreamImpl &S,
                                            Best);
     if (!T) {
       std::string Why = K.Name + " (" + Config + "): " + T.error().message();
-      warn("tuning: left out " + Why);
+      Pending.push_back("tuning: left out " + Why);
       Result.Failures.push_back(Config + ": " + T.error().message());
       KT.Failed.insert({Bucket, Config});
       KT.Known[Bucket].erase(Config);
@@ -491,23 +505,40 @@ Error measureMissing(ModuleImpl &M, unsigned Kernel, StreamImpl &S,
     Row.MeasuredAt = tuningTimestamp();
     Rows.push_back(std::move(Row));
   }
-  if (Error E = Saved.restore())
-    return E;
-  if (Error E = D.synchronize(S))
-    return E;
+  Error Restored = Saved.restore();
+  if (!Restored)
+    Restored = D.synchronize(S);
+  if (Restored) {
+    Fatal = true;
+    return Error(Restored.code(),
+                 "tuning kernel '" + K.Name + "': the buffers it may write "
+                 "could not be restored after the measurements: " +
+                     Restored.message());
+  }
   if (!Rows.empty())
-    if (std::shared_ptr<TuningDbImpl> Db = processDatabase())
+    if (std::shared_ptr<TuningDbImpl> Db = processDatabase(Pending))
       if (Error E = Db->write(Rows, /*Merge=*/false))
-        warn(E.message() + " (the times are kept in this process)");
+        Pending.push_back(E.message() + " (the times are kept in this process)");
   return Error::success();
 }
 
 /// The shared work of chooseByTuning and tuneKernel.
+/// Warnings are collected while the kernel's tuning lock is held and sent
+/// after it is released: a handler may launch again.
+class PendingWarnings {
+public:
+  ~PendingWarnings() {
+    for (const std::string &W : List)
+      warn(W);
+  }
+  std::vector<std::string> List;
+};
+
 Expected<TuneResult> decide(ModuleImpl &M, unsigned Kernel, StreamImpl &S,
                             const std::vector<Arg> &Args,
                             const std::vector<Candidate> &Candidates,
-                            bool Measure, const TuneOptions &Options,
-                            size_t &Winner) {
+                            bool Measure, TuneOptions Options, size_t &Winner,
+                            bool &Fatal) {
   auto Began = std::chrono::steady_clock::now();
   const KernelInfo &K = M.TheBundle.kernels()[Kernel];
   KernelTuning &KT = *M.Tuning[Kernel];
@@ -515,9 +546,13 @@ Expected<TuneResult> decide(ModuleImpl &M, unsigned Kernel, StreamImpl &S,
   Result.Bucket = bucketText(K, Args);
   Result.DeviceKey = deviceKey(*M.Device);
   Result.Candidates = unsigned(Candidates.size());
+  if (!(Options.TargetMilliseconds > 0) ||
+      !std::isfinite(Options.TargetMilliseconds))
+    Options.TargetMilliseconds = TuneOptions().TargetMilliseconds;
 
+  PendingWarnings Pending; // sent after the lock below is released
   std::lock_guard<std::mutex> Lock(KT.Mutex);
-  loadBucket(KT, K, Result.DeviceKey, Result.Bucket);
+  loadBucket(KT, K, Result.DeviceKey, Result.Bucket, Pending.List);
   std::map<std::string, VariantTiming> &Known = KT.Known[Result.Bucket];
   if (Measure) {
     std::vector<Candidate> Missing;
@@ -529,7 +564,8 @@ Expected<TuneResult> decide(ModuleImpl &M, unsigned Kernel, StreamImpl &S,
     }
     if (!Missing.empty())
       if (Error E = measureMissing(M, Kernel, S, Args, Missing, Options,
-                                   Result.DeviceKey, Result.Bucket, Result))
+                                   Result.DeviceKey, Result.Bucket, Result,
+                                   Pending.List, Fatal))
         return E;
   }
   Winner = Candidates.front().Position;
@@ -556,15 +592,109 @@ Expected<TuneResult> decide(ModuleImpl &M, unsigned Kernel, StreamImpl &S,
   return Result;
 }
 
+/// "NVIDIA H100 80GB HBM3 / sm_90": a device key without the driver
+/// version or the host's thread count, which a shipped table may have been
+/// measured with.
+std::string deviceModel(const std::string &Key) {
+  size_t First = Key.find(" / ");
+  if (First == std::string::npos)
+    return Key;
+  size_t Second = Key.find(" / ", First + 3);
+  return Key.substr(0, Second);
+}
+
+/// log2 of a bucket value's magnitude (buckets are powers of two), with
+/// 0 and the sign kept apart.
+double bucketLog(int64_t V) {
+  if (V == 0)
+    return -1000;
+  double L = std::log2(std::fabs(double(V)));
+  return V < 0 ? -L - 2000 : L;
+}
+
+/// "M=4096, N=16" -> {M: 4096, N: 16}.
+std::map<std::string, int64_t> parseBucket(const std::string &B) {
+  std::map<std::string, int64_t> Out;
+  size_t Start = 0;
+  while (Start < B.size()) {
+    size_t Comma = B.find(", ", Start);
+    std::string Item = B.substr(Start, Comma == std::string::npos
+                                           ? std::string::npos
+                                           : Comma - Start);
+    Start = Comma == std::string::npos ? B.size() : Comma + 2;
+    size_t Eq = Item.find('=');
+    if (Eq != std::string::npos)
+      Out[Item.substr(0, Eq)] = std::strtoll(Item.c_str() + Eq + 1, nullptr, 10);
+  }
+  return Out;
+}
+
+/// The shipped table's choice for this device and bucket among the
+/// candidates: the entry of this device model (exactly this device key
+/// first) in this bucket, else in the nearest bucket (the smallest sum of
+/// |log2| distances over the key) whose variant is a candidate.
+std::optional<size_t> tableChoice(const KernelInfo &K,
+                                  const std::vector<Candidate> &Candidates,
+                                  const std::string &DevKey,
+                                  const std::string &Bucket) {
+  std::string Model = deviceModel(DevKey);
+  std::map<std::string, int64_t> Want = parseBucket(Bucket);
+  std::optional<size_t> Best;
+  double BestScore = 0;
+  for (const KernelInfo::TunedChoice &T : K.Tuned) {
+    if (deviceModel(T.Device) != Model)
+      continue;
+    std::optional<size_t> Position;
+    for (const Candidate &C : Candidates)
+      if (K.variantConfig(K.Variants[C.Position]) == T.Variant)
+        Position = C.Position;
+    if (!Position)
+      continue;
+    double Score = T.Device == DevKey ? 0 : 0.5;
+    std::map<std::string, int64_t> Have = parseBucket(T.Bucket);
+    for (const auto &[Name, V] : Want)
+      Score += Have.count(Name)
+                   ? std::fabs(bucketLog(V) - bucketLog(Have[Name]))
+                   : 1000;
+    if (!Best || Score < BestScore) {
+      Best = Position;
+      BestScore = Score;
+    }
+  }
+  return Best;
+}
+
 } // namespace
 
 Expected<TuningChoice> kiln::rt::detail::chooseByTuning(
     ModuleImpl &M, unsigned Kernel, StreamImpl &S, const std::vector<Arg> &Args,
-    const std::vector<Candidate> &Candidates, TuningMode Mode) {
+    const std::vector<Candidate> &Candidates, TuningMode Mode, bool &Fatal) {
   size_t Winner = 0;
   TuneOptions Options;
-  Expected<TuneResult> R = decide(M, Kernel, S, Args, Candidates,
-                                  Mode == TuningMode::Full, Options, Winner);
+  const KernelInfo &K = M.TheBundle.kernels()[Kernel];
+  if (!K.Tuned.empty()) {
+    // A bundle with a shipped table never measures: the table, else the
+    // database's times, else the default.
+    TuningChoice C;
+    C.Bucket = bucketText(K, Args);
+    if (std::optional<size_t> P =
+            tableChoice(K, Candidates, deviceKey(*M.Device), C.Bucket)) {
+      C.Position = *P;
+      C.Source = ChoiceSource::Table;
+      return C;
+    }
+    Mode = TuningMode::Cached;
+  }
+  // A bucket that cannot be measured here (a raw address the kernel may
+  // write) is looked up as in Cached mode, without trying again.
+  {
+    std::lock_guard<std::mutex> Lock(M.Tuning[Kernel]->Mutex);
+    if (M.Tuning[Kernel]->Unmeasurable.count(bucketText(K, Args)))
+      Mode = TuningMode::Cached;
+  }
+  Expected<TuneResult> R =
+      decide(M, Kernel, S, Args, Candidates, Mode == TuningMode::Full,
+             Options, Winner, Fatal);
   if (!R)
     return R.takeError();
   TuningChoice C;
@@ -582,6 +712,7 @@ Expected<TuneResult> kiln::rt::detail::tuneKernel(
     ModuleImpl &M, unsigned Kernel, StreamImpl &S, const std::vector<Arg> &Args,
     const std::vector<Candidate> &Candidates, const TuneOptions &Options) {
   size_t Winner = 0;
+  bool Fatal = false;
   return decide(M, Kernel, S, Args, Candidates, /*Measure=*/true, Options,
-                Winner);
+                Winner, Fatal);
 }

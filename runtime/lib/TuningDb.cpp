@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -136,15 +137,20 @@ TuningDbImpl::OpenResult TuningDbImpl::openStrict(const std::string &Path,
                                      std::strerror(errno));
     return R;
   }
-  int Flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX |
-              (Create ? SQLITE_OPEN_CREATE : 0);
+  // Without Create the file is only read (kiln tune export, merge's
+  // inputs): nothing about it changes.
+  bool ReadOnly = !Create && !Impl->InMemory;
+  int Flags = SQLITE_OPEN_FULLMUTEX |
+              (ReadOnly ? SQLITE_OPEN_READONLY
+                        : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   int Rc = sqlite3_open_v2(Path.c_str(), &Impl->Db, Flags, nullptr);
   if (Rc != SQLITE_OK) {
     R.Status = OpenStatus::Unwritable;
     R.Err = Impl->failure("cannot open", Rc);
     return R;
   }
-  if (!Impl->InMemory && sqlite3_db_readonly(Impl->Db, "main") == 1) {
+  if (!ReadOnly && !Impl->InMemory &&
+      sqlite3_db_readonly(Impl->Db, "main") == 1) {
     R.Status = OpenStatus::Unwritable;
     R.Err = Error(ErrorCode::IO,
                   "tuning database '" + Path + "' is read-only");
@@ -157,11 +163,6 @@ TuningDbImpl::OpenResult TuningDbImpl::openStrict(const std::string &Path,
     R.Err = std::move(E);
     return R;
   };
-  if (!Impl->InMemory)
-    if (Error E = Impl->exec("PRAGMA journal_mode=WAL", "cannot use WAL mode"))
-      return Classify(std::move(E));
-  if (Error E = Impl->exec("PRAGMA synchronous=NORMAL", "cannot set it up"))
-    return Classify(std::move(E));
 
   // What the file holds: nothing yet, a Kiln tuning database, or other
   // tables (a foreign file).
@@ -215,9 +216,13 @@ TuningDbImpl::OpenResult TuningDbImpl::openStrict(const std::string &Path,
       return R;
     }
     if (Version != std::to_string(kVersion)) {
-      R.Status = OpenStatus::Newer;
+      char *End = nullptr;
+      long V = std::strtol(Version.c_str(), &End, 10);
+      bool Newer = !Version.empty() && !*End && V > kVersion;
+      R.Status = Newer ? OpenStatus::Newer : OpenStatus::Foreign;
       R.Err = Error(ErrorCode::InvalidArgument,
-                    "tuning database '" + Path + "' has version " + Version +
+                    "tuning database '" + Path + "' has version '" + Version +
+                        "'" + (Newer ? " (a newer Kiln's)" : "") +
                         "; this Kiln reads version " +
                         std::to_string(kVersion));
       return R;
@@ -235,11 +240,26 @@ TuningDbImpl::OpenResult TuningDbImpl::openStrict(const std::string &Path,
                         ")");
       return R;
     }
-  } else {
-    std::string Sql = std::string("BEGIN IMMEDIATE;") + kSchema + "COMMIT;";
-    if (Error E = Impl->exec(Sql.c_str(), "cannot create its tables")) {
-      (void)Impl->exec("ROLLBACK", "rollback");
+  } else if (ReadOnly) {
+    R.Status = OpenStatus::Foreign;
+    R.Err = Error(ErrorCode::InvalidArgument,
+                  "'" + Path + "' is not a Kiln tuning database (it is empty)");
+    return R;
+  }
+  // Only now, with the file known to be ours (or new), is it changed.
+  if (!ReadOnly) {
+    if (!Impl->InMemory)
+      if (Error E =
+              Impl->exec("PRAGMA journal_mode=WAL", "cannot use WAL mode"))
+        return Classify(std::move(E));
+    if (Error E = Impl->exec("PRAGMA synchronous=NORMAL", "cannot set it up"))
       return Classify(std::move(E));
+    if (!HasMeta) {
+      std::string Sql = std::string("BEGIN IMMEDIATE;") + kSchema + "COMMIT;";
+      if (Error E = Impl->exec(Sql.c_str(), "cannot create its tables")) {
+        (void)Impl->exec("ROLLBACK", "rollback");
+        return Classify(std::move(E));
+      }
     }
   }
   R.Status = OpenStatus::Ok;
@@ -353,13 +373,26 @@ memoryCopyOf(const std::string &Path,
   if (!M.Db)
     return nullptr;
   sqlite3 *Ro = nullptr;
-  if (sqlite3_open_v2(Path.c_str(), &Ro, SQLITE_OPEN_READONLY, nullptr) ==
-      SQLITE_OK) {
+  // immutable: a WAL file in a folder that cannot be written is still read
+  // (without its -shm).
+  std::string Uri = "file:" + Path + "?immutable=1";
+  if (::access(Path.c_str(), R_OK) != 0) {
+    sqlite3_close_v2(Ro);
+    return M.Db;
+  }
+  if (sqlite3_open_v2(Uri.c_str(), &Ro, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                      nullptr) != SQLITE_OK) {
+    Warn("tuning database '" + Path + "' cannot be read: " +
+         sqliteMessage(Ro, SQLITE_CANTOPEN));
+  } else {
     sqlite3_busy_timeout(Ro, 5000);
     Statement S(Ro, "SELECT kernel_hash, kernel, variant, device, bucket, "
                     "milliseconds, repeats, measured_at FROM timings");
     std::vector<TuningRow> Rows;
-    if (S.prepared() == SQLITE_OK)
+    if (S.prepared() != SQLITE_OK)
+      Warn("tuning database '" + Path + "' cannot be read: " +
+           sqliteMessage(Ro, S.prepared()));
+    else
       while (sqlite3_step(S.get()) == SQLITE_ROW) {
         TuningRow Row;
         Row.KernelHash = S.column(0);
@@ -391,7 +424,8 @@ std::shared_ptr<TuningDbImpl> kiln::rt::detail::openProcessDatabase(
   switch (R.Status) {
   case TuningDbImpl::OpenStatus::Corrupt:
   case TuningDbImpl::OpenStatus::Foreign: {
-    std::string Aside = Path + ".corrupt-" + compactTimestamp();
+    std::string Aside = Path + ".corrupt-" + compactTimestamp() + "-" +
+                        std::to_string(::getpid());
     if (std::rename(Path.c_str(), Aside.c_str()) != 0) {
       Warn(R.Err.message() + "; it cannot be moved aside (" +
            std::strerror(errno) + "): tuning results are kept in memory only");

@@ -217,7 +217,7 @@ TestKernel spinKernel(unsigned Variants) {
                {"1"},
                {"n"},
                {}};
-  const int64_t Delays[] = {3, 1, 2, 4, 5};
+  const int64_t Delays[] = {6, 1, 3, 10, 12};
   for (unsigned V = 0; V < Variants && V < 5; ++V)
     K.Variants.push_back({Delays[V], 4, 2});
   return K;

@@ -103,7 +103,7 @@ TestKernel scaleKernel();
 /// u: u32 @div(4)): BLOCK = 256, 512, 1024, 1024 (warps 8); grid (1).
 TestKernel tagKernel(std::vector<std::string> Conditions = {});
 /// spin<DELAY>(acc: *f32, n: i32, micros: i32), key (n): the first
-/// `Variants` of DELAY = 3, 1, 2, 4, 5 (spin_v1 is the fastest; spin_v4
+/// `Variants` of DELAY = 6, 1, 3, 10, 12 (spin_v1 is the fastest; spin_v4
 /// has no code, its load fails); grid (1).
 TestKernel spinKernel(unsigned Variants = 3);
 /// scalars(out: *u8, v_bool: bool, v_i8: i8, ..., v_f64: f64); grid (1).

@@ -120,24 +120,26 @@ EXPORT void scale_v0(void **args, const KilnHostProgram *p) {
   PTR(double, 0)[p->program_id[0]] *= VAL(double, 1);
 }
 
-/* spin<DELAY>(acc: *f32, n: i32, micros: i32), grid (1): waits DELAY x
- * micros microseconds, then acc[i] = 2 * acc[i] + 1 for i < n (in place,
- * so a tuner that does not restore it shows). Variant v has DELAY 3, 1,
- * 2, 4 (spin_v1 is the fastest); there is no spin_v4 (its load fails). */
+/* spin<DELAY>(acc: *f32, n: i32, micros: i32), grid (1): burns DELAY x
+ * micros microseconds of its thread's CPU time (not wall time: a machine
+ * under load stretches every variant alike), then acc[i] = 2 * acc[i] + 1
+ * for i < n (in place, so a tuner that does not restore it shows). Variant
+ * v has DELAY 6, 1, 3, 10 (spin_v1 is the fastest, then spin_v2); there
+ * is no spin_v4 (its load fails). */
 static void spin(void **args, const KilnHostProgram *p, int64_t delay) {
   float *acc = PTR(float, 0);
   int32_t n = VAL(int32_t, 1);
   int64_t wait = delay * VAL(int32_t, 2) * 1000;
   struct timespec t0, t;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
   do
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
   while ((t.tv_sec - t0.tv_sec) * 1000000000LL + (t.tv_nsec - t0.tv_nsec) <
          wait);
   for (int32_t i = 0; i < n; ++i)
     acc[i] = 2 * acc[i] + 1;
 }
-EXPORT void spin_v0(void **a, const KilnHostProgram *p) { spin(a, p, 3); }
+EXPORT void spin_v0(void **a, const KilnHostProgram *p) { spin(a, p, 6); }
 EXPORT void spin_v1(void **a, const KilnHostProgram *p) { spin(a, p, 1); }
-EXPORT void spin_v2(void **a, const KilnHostProgram *p) { spin(a, p, 2); }
-EXPORT void spin_v3(void **a, const KilnHostProgram *p) { spin(a, p, 4); }
+EXPORT void spin_v2(void **a, const KilnHostProgram *p) { spin(a, p, 3); }
+EXPORT void spin_v3(void **a, const KilnHostProgram *p) { spin(a, p, 10); }

@@ -877,6 +877,8 @@ int run(const Options &O) {
                 Plan->TuningSeconds, Bucket.c_str());
   else if (Plan->Source == ChoiceSource::Database)
     std::printf("tuning: from the tuning database%s\n", Bucket.c_str());
+  else if (Plan->Source == ChoiceSource::Table)
+    std::printf("tuning: from the bundle's tuning table%s\n", Bucket.c_str());
   std::printf("time: %.3f ms\n", *Ms);
   std::fflush(stdout);
   // Kernel print lines: those of the first launch only.

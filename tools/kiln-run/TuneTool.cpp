@@ -142,7 +142,8 @@ TUNE OPTIONS:
                         < N): one shard per process, GPU or cluster job;
                         then '{0} merge'
   --db FILE             the tuning database (default: $KILN_CACHE_DIR/
-                        tuning.db, else ~/.cache/kiln/tuning.db)
+                        tuning.db, else $XDG_CACHE_HOME/kiln/tuning.db,
+                        else ~/.cache/kiln/tuning.db)
   --remeasure           measure every variant again, even those the
                         database has
 
@@ -362,6 +363,10 @@ int runSweep(const TuneOptionsCli &O, const std::string *InMemory,
     if (!splitAssignments(S, Common, Bad))
       return Fail(kExitUser, "--set: '" + Bad + "' is not NAME=VALUE");
   }
+  for (size_t A = 0; A < Common.size(); ++A)
+    for (size_t B = 0; B < A; ++B)
+      if (Common[A].first == Common[B].first)
+        return Fail(kExitUser, "--set gives '" + Common[A].first + "' twice");
   std::vector<Point> Points;
   size_t Start = 0;
   std::string Shapes = O.Shapes.empty() ? std::string(";") : O.Shapes;
@@ -376,6 +381,11 @@ int runSweep(const TuneOptionsCli &O, const std::string *InMemory,
       return Fail(kExitUser, "--shapes: '" + Bad + "' is not NAME=VALUE");
     if (P.Scalars.empty() && !O.Shapes.empty())
       continue;
+    for (size_t A = 0; A < P.Scalars.size(); ++A)
+      for (size_t B = 0; B < A; ++B)
+        if (P.Scalars[A].first == P.Scalars[B].first)
+          return Fail(kExitUser, "--shapes: a point gives '" +
+                                     P.Scalars[A].first + "' twice");
     std::vector<std::string> Parts;
     for (const auto &[N, V] : P.Scalars)
       Parts.push_back(N + "=" + V);
@@ -501,20 +511,33 @@ int runSweep(const TuneOptionsCli &O, const std::string *InMemory,
         break;
       }
       size_t Count = size_t(*N), Size = typeSize(Param.Type.Element);
-      std::vector<uint8_t> Host(Count * Size);
-      for (size_t J = 0; J < Count; ++J) {
-        uint64_t Bits = randomBits(Param.Type.Element, Rng);
-        std::memcpy(Host.data() + J * Size, &Bits, Size);
-      }
-      Expected<Buffer> B = Dev->allocate(Host.size());
+      Expected<Buffer> B = Dev->allocate(Count * Size);
       if (!B) {
         Bad = "--buffer " + Param.Name + ": " + B.error().message();
         break;
       }
-      if (Error Err = S->copyToDevice(*B, 0, Host.data(), Host.size())) {
-        Bad = Err.message();
+      // Filled in chunks of at most 64 MiB from the host.
+      size_t Chunk = std::min<size_t>(Count, (size_t(64) << 20) / Size);
+      std::vector<uint8_t> Host;
+      try {
+        Host.resize(Chunk * Size);
+      } catch (const std::bad_alloc &) {
+        Bad = "--buffer " + Param.Name + ": out of host memory";
         break;
       }
+      for (size_t Done = 0; Done < Count && Bad.empty(); Done += Chunk) {
+        size_t N = std::min(Chunk, Count - Done);
+        for (size_t J = 0; J < N; ++J) {
+          uint64_t Bits = randomBits(Param.Type.Element, Rng);
+          std::memcpy(Host.data() + J * Size, &Bits, Size);
+        }
+        if (Error Err = S->copyToDevice(*B, Done * Size, Host.data(), N * Size))
+          Bad = Err.message();
+      }
+      if (Error Err = S->synchronize())
+        Bad = Err.message();
+      if (!Bad.empty())
+        break;
       Args[P] = Arg::pointer(*B, Param.Type.Element);
       Buffers.push_back(std::move(*B));
     }
@@ -540,15 +563,15 @@ int runSweep(const TuneOptionsCli &O, const std::string *InMemory,
     const VariantTiming &Best = R->Timings.front();
     Out.Winner = Best.Config;
     Out.Time = fmt::format("{:.4f}", Best.Milliseconds);
+    // Ratios over a time of at least a nanosecond.
+    double BestMs = std::max(Best.Milliseconds, 1e-6);
     Out.RunnerUp =
         R->Timings.size() > 1
             ? fmt::format("{} (+{:.1f}%)", R->Timings[1].Config,
-                          100.0 * (R->Timings[1].Milliseconds /
-                                       Best.Milliseconds -
-                                   1))
+                          100.0 * (R->Timings[1].Milliseconds / BestMs - 1))
             : "-";
-    Out.Spread = fmt::format("{:.2f}x", R->Timings.back().Milliseconds /
-                                            Best.Milliseconds);
+    Out.Spread =
+        fmt::format("{:.2f}x", R->Timings.back().Milliseconds / BestMs);
     Out.Measured = fmt::format("{} of {}{}", R->MeasuredNow, R->Candidates,
                                R->Failures.empty()
                                    ? ""
@@ -612,7 +635,8 @@ int kiln::runtool::runTuneTool(const std::string &Tool, int Argc, char **Argv,
       std::string F = Flag;
       if (A.rfind(F + "=", 0) == 0)
         return A.substr(F.size() + 1);
-      if (A == F && I + 1 < Argc)
+      // The next argument, unless it is another option.
+      if (A == F && I + 1 < Argc && std::strncmp(Argv[I + 1], "--", 2) != 0)
         return std::string(Argv[++I]);
       return std::nullopt;
     };

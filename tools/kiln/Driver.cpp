@@ -32,6 +32,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -44,7 +45,11 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/xxhash.h"
+
+#include <nlohmann/json.hpp>
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
@@ -118,9 +123,15 @@ const char *const kCompileOptions = R"(COMPILE OPTIONS:
   --check-bounds        checked mode: every load, store and atomic asks the
                         runtime first; the first out-of-range access fails the
                         launch with its source location
+  --tuned TABLE.json    keep only the variants a tuning table chose (kiln
+                        tune export) plus each kernel's default variant, and
+                        ship the table in the bundle: launches then use it
+                        and never measure (docs/tuning.md)
   --list-variants       print the pruned tune space, one line per variant
   --summary             compile and print one line per specialized variant:
                         its const params and op counts per dialect
+  -j N, --jobs N        compile variants on N workers (default: $KILN_JOBS,
+                        else one per core); the bundle is the same for any N
   -D NAME=VALUE         pin a const param (or warps, stages) to one value
   --kernel NAME         only this kernel (repeatable)
   -o FILE               write the output to FILE instead of stdout
@@ -210,6 +221,11 @@ struct Options {
   bool checkBounds = false;
   /// kiln run: the bundle is kept in memory here instead of being written.
   std::string *bundleSink = nullptr;
+  /// --tuned FILE: a tuning table (kiln tune export) whose winners, plus
+  /// each kernel's default variant, are the only variants compiled.
+  std::string tuned;
+  /// --jobs N: compile workers (0: $KILN_JOBS, else one per core).
+  unsigned jobs = 0;
 };
 
 /// A requested target and the backend that compiles it.
@@ -324,6 +340,22 @@ std::optional<int> parseCompileArgs(llvm::ArrayRef<const char *> args,
       if (name.empty() || num.empty() || num.getAsInteger(0, parsed))
         return usageError("-D expects NAME=INTEGER, found '" + *v + "'");
       opts.pins[name.str()] = parsed;
+    } else if (isLong("--jobs") || a == "-j" ||
+               (a.starts_with("-j") && a.size() > 2 &&
+                llvm::isDigit(a[2]))) {
+      std::optional<std::string> v =
+          a.starts_with("-j") && a.size() > 2 ? std::optional(a.drop_front(2).str())
+                                             : value(a == "-j" ? "-j" : "--jobs");
+      unsigned n = 0;
+      if (!v || llvm::StringRef(*v).getAsInteger(10, n) || n == 0)
+        return usageError("--jobs needs a number of workers from 1");
+      opts.jobs = n;
+    } else if (isLong("--tuned")) {
+      auto v = value("--tuned");
+      if (!v || v->empty())
+        return usageError("--tuned needs a tuning table (kiln tune export "
+                          "-o TABLE.json)");
+      opts.tuned = *v;
     } else if (isLong("--kernel")) {
       auto v = value("--kernel");
       if (!v)
@@ -526,7 +558,8 @@ std::optional<int> compileVariant(mlir::ModuleOp variantModule,
                                   const bundle::VariantMetadata &variant,
                                   const ResolvedTarget &target,
                                   std::vector<bundle::Image> &images,
-                                  std::string &dropped) {
+                                  std::string &dropped,
+                                  llvm::raw_ostream &errs) {
   const std::string &name = kernel.signature.name;
   std::string values;
   for (auto &[param, value] : variant.constValues)
@@ -558,9 +591,9 @@ std::optional<int> compileVariant(mlir::ModuleOp variantModule,
     std::string msg = llvm::toString(std::move(error));
     if (reported) // The diagnostics said what was wrong.
       return kExitUser;
-    llvm::errs() << "kiln: error: cannot compile variant " << variant.index
-                 << " of kernel '" << name << "' for target '" << target.name
-                 << "': " << msg << "\n";
+    errs << "kiln: error: cannot compile variant " << variant.index
+         << " of kernel '" << name << "' for target '" << target.name
+         << "': " << msg << "\n";
     return kExitEnv;
   }
   if (reported)
@@ -586,6 +619,216 @@ std::optional<int> compileVariant(mlir::ModuleOp variantModule,
 
 /// Compiles every variant of every kernel for every target and writes the
 /// bundle, or nothing at all.
+/// A diagnostic of a worker's context, kept to be reported again, in job
+/// order, through the driver's context (and its source-line printer).
+struct CollectedDiagnostic {
+  mlir::DiagnosticSeverity severity;
+  std::string file;
+  unsigned line = 0, col = 0;
+  std::string message;
+  std::vector<CollectedDiagnostic> notes;
+};
+
+CollectedDiagnostic collect(mlir::Diagnostic &diag) {
+  CollectedDiagnostic c;
+  c.severity = diag.getSeverity();
+  if (auto loc = llvm::dyn_cast<mlir::FileLineColLoc>(diag.getLocation())) {
+    c.file = loc.getFilename().str();
+    c.line = loc.getLine();
+    c.col = loc.getColumn();
+  }
+  c.message = diag.str();
+  for (mlir::Diagnostic &note : diag.getNotes())
+    c.notes.push_back(collect(note));
+  return c;
+}
+
+mlir::Location relocate(mlir::MLIRContext &ctx, const CollectedDiagnostic &c) {
+  if (c.file.empty())
+    return mlir::UnknownLoc::get(&ctx);
+  return mlir::FileLineColLoc::get(&ctx, c.file, c.line, c.col);
+}
+
+/// Reports a worker's diagnostic through `ctx`'s handlers.
+void reemit(mlir::MLIRContext &ctx, const CollectedDiagnostic &c) {
+  mlir::Location loc = relocate(ctx, c);
+  mlir::InFlightDiagnostic d =
+      c.severity == mlir::DiagnosticSeverity::Error     ? mlir::emitError(loc)
+      : c.severity == mlir::DiagnosticSeverity::Warning ? mlir::emitWarning(loc)
+      : c.severity == mlir::DiagnosticSeverity::Remark  ? mlir::emitRemark(loc)
+                                                         : mlir::emitRemark(loc);
+  d << c.message;
+  for (const CollectedDiagnostic &n : c.notes)
+    d.attachNote(relocate(ctx, n)) << n.message;
+}
+
+/// One (kernel, variant, target) of a bundle, compiled by a worker.
+struct CompileJob {
+  const bundle::KernelMetadata *kernel = nullptr;
+  const bundle::VariantMetadata *variant = nullptr;
+  const ResolvedTarget *target = nullptr;
+  const std::string *ir = nullptr; ///< the variant module, as text
+  std::vector<bundle::Image> images;
+  std::string dropped;
+  std::optional<int> rc;
+  std::string errors; ///< what compileVariant printed
+  std::vector<CollectedDiagnostic> diagnostics;
+};
+
+/// Compiles a job in a context of its own (MLIR contexts are not shared
+/// between threads here: each worker parses the variant's text).
+void runCompileJob(CompileJob &job) {
+  mlir::MLIRContext ctx(mlir::MLIRContext::Threading::DISABLED);
+  ctx.printOpOnDiagnostic(false);
+  ctx.printStackTraceOnDiagnostic(false);
+  loadKilnDialects(ctx);
+  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &diag) {
+    job.diagnostics.push_back(collect(diag));
+    return mlir::success();
+  });
+  mlir::ParserConfig config(&ctx);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(*job.ir, config);
+  llvm::raw_string_ostream errs(job.errors);
+  if (!module) {
+    errs << "kiln: error: internal: variant " << job.variant->index
+         << " of kernel '" << job.kernel->signature.name
+         << "' does not parse back\n";
+    job.rc = kExitEnv;
+    return;
+  }
+  job.rc = compileVariant(*module, *job.kernel, *job.variant, *job.target,
+                          job.images, job.dropped, errs);
+}
+
+/// The number of compile workers: --jobs, else $KILN_JOBS, else one per
+/// core.
+unsigned compileWorkers(const Options &opts) {
+  if (opts.jobs)
+    return opts.jobs;
+  if (const char *env = std::getenv("KILN_JOBS")) {
+    unsigned n = 0;
+    if (!llvm::StringRef(env).getAsInteger(10, n) && n > 0)
+      return n;
+  }
+  return std::max(1u, llvm::hardware_concurrency().compute_thread_count());
+}
+
+/// One choice of a tuning table (kiln tune export).
+struct TableEntry {
+  std::string kernel, hash, device, bucket, winner;
+};
+
+/// Reads a tuning table; false after an error naming the file.
+bool readTuningTable(const std::string &path, std::vector<TableEntry> &out) {
+  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buf) {
+    llvm::errs() << "kiln: error: --tuned: cannot read '" << path
+                 << "': " << buf.getError().message() << "\n";
+    return false;
+  }
+  auto fail = [&](const std::string &why) {
+    llvm::errs() << "kiln: error: --tuned: '" << path << "' " << why << "\n";
+    return false;
+  };
+  nlohmann::json j = nlohmann::json::parse((*buf)->getBuffer().begin(),
+                                           (*buf)->getBuffer().end(), nullptr,
+                                           /*allow_exceptions=*/false);
+  if (j.is_discarded())
+    return fail("is not valid JSON");
+  if (!j.is_object() || !j.contains("format") ||
+      j["format"] != "kiln-tuning-table")
+    return fail("is not a Kiln tuning table (expected \"format\": "
+                "\"kiln-tuning-table\", as kiln tune export writes)");
+  if (!j.contains("version") || j["version"] != 1)
+    return fail("has a tuning table version this kiln does not read "
+                "(it reads version 1)");
+  if (!j.contains("entries") || !j["entries"].is_array())
+    return fail("has no \"entries\" array");
+  for (const nlohmann::json &e : j["entries"]) {
+    TableEntry t;
+    for (auto [key, field] :
+         {std::pair<const char *, std::string *>{"kernel", &t.kernel},
+          {"hash", &t.hash},
+          {"device", &t.device},
+          {"bucket", &t.bucket},
+          {"winner", &t.winner}}) {
+      if (!e.is_object() || !e.contains(key) || !e[key].is_string())
+        return fail("has an entry without a string \"" + std::string(key) +
+                    "\"");
+      *field = e[key].get<std::string>();
+    }
+    out.push_back(std::move(t));
+  }
+  return true;
+}
+
+/// --tuned: keeps, per kernel the table knows (at this kernel's hash), its
+/// default variant and the table's winners, and returns the choices to
+/// ship. Entries of another version of a kernel, and winners that are not
+/// variants here, are warned about and left out.
+std::map<std::string, std::vector<bundle::KernelMetadata::TunedChoice>>
+applyTuningTable(const Options &opts, const std::vector<TableEntry> &table,
+                 const std::map<std::string, std::string> &hashes,
+                 std::vector<KernelToEmit> &toEmit) {
+  std::map<std::string, std::vector<bundle::KernelMetadata::TunedChoice>>
+      shipped;
+  for (KernelToEmit &k : toEmit) {
+    const std::string &name = k.kernel->name;
+    std::string hash = hashes.count(name) ? hashes.at(name) : "";
+    std::vector<const TableEntry *> mine;
+    size_t stale = 0;
+    for (const TableEntry &e : table) {
+      if (e.kernel != name)
+        continue;
+      if (e.hash != hash)
+        ++stale;
+      else
+        mine.push_back(&e);
+    }
+    if (stale)
+      llvm::errs() << "kiln: warning: --tuned " << opts.tuned << ": " << stale
+                   << " entr" << (stale == 1 ? "y" : "ies") << " for kernel '"
+                   << name << "' were measured for another version of it "
+                   << "(its hash is now " << hash << "): left out\n";
+    if (mine.empty()) {
+      llvm::errs() << "kiln: note: --tuned " << opts.tuned
+                   << ": no entry for kernel '" << name
+                   << "': all its variants are kept\n";
+      continue;
+    }
+    std::vector<dsl::Variant> kept;
+    std::set<std::string> keptNames;
+    auto keep = [&](const dsl::Variant &v) {
+      if (keptNames.insert(v.str()).second)
+        kept.push_back(v);
+    };
+    keep(k.space.variants.front());
+    for (const dsl::Variant &v : k.space.variants)
+      for (const TableEntry *e : mine)
+        if (e->winner == v.str())
+          keep(v);
+    for (const TableEntry *e : mine) {
+      if (!keptNames.count(e->winner)) {
+        llvm::errs() << "kiln: warning: --tuned " << opts.tuned
+                     << ": the winner '" << e->winner << "' of kernel '"
+                     << name << "' (" << e->device << ", "
+                     << (e->bucket.empty() ? "no key" : e->bucket)
+                     << ") is not one of its variants here: left out\n";
+        continue;
+      }
+      shipped[name].push_back({e->device, e->bucket, e->winner});
+    }
+    // Variant order stays the tune space's (the default first).
+    std::vector<dsl::Variant> ordered;
+    for (const dsl::Variant &v : k.space.variants)
+      if (keptNames.count(v.str()))
+        ordered.push_back(v);
+    k.space.variants = std::move(ordered);
+  }
+  return shipped;
+}
+
 /// Each kernel's content hash (bundle::KernelMetadata::hash): 16 hex
 /// digits of the xxh3 of its generic tile IR without the tune space
 /// (kiln.tune, kiln.variants, kiln.where) and of the checked mode.
@@ -610,19 +853,25 @@ std::map<std::string, std::string> kernelHashes(mlir::ModuleOp generic,
   return hashes;
 }
 
-int emitBundle(const Options &opts, mlir::ModuleOp specialized,
-               llvm::ArrayRef<KernelToEmit> kernels, const dsl::Sema &sema,
-               llvm::ArrayRef<ResolvedTarget> targets,
-               const std::map<std::string, std::string> &hashes) {
+int emitBundle(
+    const Options &opts, mlir::ModuleOp specialized,
+    llvm::ArrayRef<KernelToEmit> kernels, const dsl::Sema &sema,
+    llvm::ArrayRef<ResolvedTarget> targets,
+    const std::map<std::string, std::string> &hashes,
+    const std::map<std::string,
+                   std::vector<bundle::KernelMetadata::TunedChoice>> &tuned) {
   std::vector<bundle::KernelSignature> signatures;
   for (const KernelToEmit &k : kernels)
     signatures.push_back(signatureOf(*k.kernel, sema));
   auto metadata = bundle::collectKernelMetadata(specialized, signatures);
   if (!metadata)
     return userError("internal: " + llvm::toString(metadata.takeError()));
-  for (bundle::KernelMetadata &kernel : *metadata)
+  for (bundle::KernelMetadata &kernel : *metadata) {
     if (auto it = hashes.find(kernel.signature.name); it != hashes.end())
       kernel.hash = it->second;
+    if (auto it = tuned.find(kernel.signature.name); it != tuned.end())
+      kernel.tuned = it->second;
+  }
 
   // Variants that do not fit a target are dropped with a note; a kernel
   // left with none for a target is an error naming the limit.
@@ -632,36 +881,82 @@ int emitBundle(const Options &opts, mlir::ModuleOp specialized,
   contents.source = opts.input == "-"
                         ? std::string("<stdin>")
                         : llvm::sys::path::filename(opts.input).str();
-  for (const bundle::KernelMetadata &kernel : *metadata) {
+  // Every (kernel, variant, target), in this order; with several workers
+  // each compiles from the variant module's text in a context of its own,
+  // and the results are gathered in the same order, so the bundle is the
+  // same whatever the number of workers.
+  std::vector<CompileJob> jobs;
+  std::vector<std::string> texts;
+  unsigned workers = compileWorkers(opts);
+  size_t variantCount = 0;
+  for (const bundle::KernelMetadata &kernel : *metadata)
+    variantCount += kernel.variants.size();
+  bool parallel = workers > 1 && variantCount * targets.size() > 1;
+  texts.reserve(variantCount);
+  for (const bundle::KernelMetadata &kernel : *metadata)
     for (const bundle::VariantMetadata &variant : kernel.variants) {
       mlir::ModuleOp variantModule = bundle::lookupVariantModule(
           specialized, kernel.signature.name, variant.index);
       assert(variantModule && "metadata lists only variants it found");
+      if (parallel) {
+        texts.emplace_back();
+        llvm::raw_string_ostream os(texts.back());
+        mlir::OpPrintingFlags flags;
+        flags.enableDebugInfo(true).printGenericOpForm();
+        variantModule->print(os, flags);
+      }
       for (const ResolvedTarget &target : targets) {
-        std::vector<bundle::Image> images;
-        std::string dropped;
-        if (auto rc = compileVariant(variantModule, kernel, variant, target,
-                                     images, dropped))
-          return *rc;
-        if (!dropped.empty()) {
-          std::string config;
-          for (auto &[param, value] : variant.constValues)
-            config += (config.empty() ? "" : ", ") + param + "=" +
-                      std::to_string(value);
-          llvm::errs() << "kiln: note: variant " << variant.index
-                       << " of kernel '" << kernel.signature.name << "' ("
-                       << config << ") dropped for target '" << target.name
-                       << "': " << dropped << "\n";
-          lastDropReason[{kernel.signature.name, target.name}] = dropped;
-          continue;
+        CompileJob job;
+        job.kernel = &kernel;
+        job.variant = &variant;
+        job.target = &target;
+        job.ir = parallel ? &texts.back() : nullptr;
+        if (!parallel) {
+          llvm::raw_string_ostream errs(job.errors);
+          job.rc = compileVariant(variantModule, kernel, variant, target,
+                                  job.images, job.dropped, errs);
+          llvm::errs() << job.errors;
+          if (job.rc)
+            return *job.rc;
         }
-        kept.insert({kernel.signature.name, target.name});
-        if (target.name == kHostTarget && contents.hostCpu.empty())
-          contents.hostCpu = images.front().arch;
-        for (bundle::Image &image : images)
-          contents.images.push_back(std::move(image));
+        jobs.push_back(std::move(job));
       }
     }
+  if (parallel) {
+    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(workers));
+    for (CompileJob &job : jobs)
+      pool.async([&job] { runCompileJob(job); });
+    pool.wait();
+    mlir::MLIRContext &ctx = *specialized.getContext();
+    for (CompileJob &job : jobs) {
+      for (const CollectedDiagnostic &d : job.diagnostics)
+        reemit(ctx, d);
+      llvm::errs() << job.errors;
+      if (job.rc)
+        return *job.rc;
+    }
+  }
+  for (CompileJob &job : jobs) {
+    const bundle::KernelMetadata &kernel = *job.kernel;
+    const bundle::VariantMetadata &variant = *job.variant;
+    const ResolvedTarget &target = *job.target;
+    if (!job.dropped.empty()) {
+      std::string config;
+      for (auto &[param, value] : variant.constValues)
+        config += (config.empty() ? "" : ", ") + param + "=" +
+                  std::to_string(value);
+      llvm::errs() << "kiln: note: variant " << variant.index
+                   << " of kernel '" << kernel.signature.name << "' ("
+                   << config << ") dropped for target '" << target.name
+                   << "': " << job.dropped << "\n";
+      lastDropReason[{kernel.signature.name, target.name}] = job.dropped;
+      continue;
+    }
+    kept.insert({kernel.signature.name, target.name});
+    if (target.name == kHostTarget && contents.hostCpu.empty())
+      contents.hostCpu = job.images.front().arch;
+    for (bundle::Image &image : job.images)
+      contents.images.push_back(std::move(image));
   }
   for (auto &[key, reason] : lastDropReason)
     if (!kept.count(key))
@@ -904,8 +1199,21 @@ int runCompile(const Options &opts) {
   if (!mod)
     return kExitUser;
   std::map<std::string, std::string> hashes;
-  if (opts.emit == "bundle")
+  if (opts.emit == "bundle" || !opts.tuned.empty())
     hashes = kernelHashes(*mod, opts.checkBounds);
+  // --tuned: fewer variants, so the module is built again from them (the
+  // hashes do not depend on the variants).
+  std::map<std::string, std::vector<bundle::KernelMetadata::TunedChoice>>
+      tuned;
+  if (!opts.tuned.empty()) {
+    std::vector<TableEntry> table;
+    if (!readTuningTable(opts.tuned, table))
+      return kExitUser;
+    tuned = applyTuningTable(opts, table, hashes, toEmit);
+    mod = emitModule(ctx, *module, sema, sm, toEmit);
+    if (!mod)
+      return kExitUser;
+  }
   if (opts.emit == "tile" || opts.emit == "bundle" || opts.summary || stage) {
     mlir::PassManager pm(&ctx);
     buildTilePipeline(pm);
@@ -918,7 +1226,7 @@ int runCompile(const Options &opts) {
     for (auto variant : mod->getOps<mlir::ModuleOp>())
       variant->setAttr("kiln.check_bounds", mlir::UnitAttr::get(&ctx));
   if (opts.emit == "bundle")
-    return emitBundle(opts, *mod, toEmit, sema, targets, hashes);
+    return emitBundle(opts, *mod, toEmit, sema, targets, hashes, tuned);
   if (stage)
     return emitStage(opts, *mod, targets.front());
   std::string text;

@@ -309,6 +309,12 @@ struct KernelInfo {
   /// The kernel's content hash (16 hex digits): its code and checked mode,
   /// not its tune space. The tuning database's key (docs/tuning.md).
   std::string Hash;
+  /// A shipped tuning table (kiln compile --tuned): on a device (its
+  /// TuneResult::DeviceKey), in a key bucket, launch this variant config.
+  struct TunedChoice {
+    std::string Device, Bucket, Variant;
+  };
+  std::vector<TunedChoice> Tuned;
 
   /// "softmax_v3".
   std::string variantName(const VariantInfo &V) const;
@@ -574,8 +580,10 @@ enum class ChoiceSource {
   Default,  ///< tuning off, or no time known (Cached)
   Database, ///< the fastest time in the tuning database
   Measured, ///< measured by this launch (Full), then the fastest
+  Table,    ///< the bundle's shipped tuning table (kiln compile --tuned)
 };
-/// "only candidate", "pinned", "default", "tuning database", "measured".
+/// "only candidate", "pinned", "default", "tuning database", "measured",
+/// "shipped table".
 std::string_view choiceSourceName(ChoiceSource S);
 
 /// A tuning decision: what Kernel::tune measured or found.
