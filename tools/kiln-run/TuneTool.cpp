@@ -24,6 +24,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <cctype>
+#include <cerrno>
+#include <iterator>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -55,6 +59,8 @@ struct TuneOptionsCli {
   unsigned Shard = 0, Shards = 1;
   bool Remeasure = false;
   std::string Output;
+  std::string Sweep;  ///< --sweep FILE
+  std::string Report; ///< --report FILE.svg
   std::vector<std::string> Inputs; ///< merge
 };
 
@@ -121,6 +127,7 @@ std::string usageText(const std::string &Tool) {
       R"(USAGE:
   {0} SOURCE --kernel NAME --shapes "A=1,B=2;A=3,B=4" [options]
                                       measure every variant at each point
+  {0} --sweep SWEEP.json [options]   the same for many kernels at once
   {0} merge A.db B.db... -o OUT.db   merge tuning databases
   {0} export [--db FILE] [--kernel NAME] -o TABLE.json
                                       the winner of every (kernel, device,
@@ -146,6 +153,17 @@ TUNE OPTIONS:
                         else ~/.cache/kiln/tuning.db)
   --remeasure           measure every variant again, even those the
                         database has
+  --sweep FILE          a sweep file: {{"sweeps": [{{"source": "matmul.kpack",
+                        "kernel": "matmul", "shapes": ["M=64,N=64,K=64", ...],
+                        "set": {{"lda": 64}}, "buffers": {{"a": "M*K"}},
+                        "targets": ["host"], "pins": {{"warps": 4}}}}, ...]}}
+                        (docs/tuning.md); --shard counts the points of all
+                        its sweeps
+  --report FILE.svg     draw the sweep: per kernel, every variant's time over
+                        the best at each point, coloured, the winner outlined
+  --targets=T,... , -D NAME=VALUE
+                        for a .tile SOURCE: its targets (default host) and
+                        pins, as kiln compile takes them
 
   Inputs are random (floats in [-1, 1] without zeros, integers in [1, 8]);
   every point's table row shows the winner, its time, the runner-up and
@@ -253,40 +271,240 @@ int runExport(const TuneOptionsCli &O, const Reporter &Fail) {
 // Sweeps
 //===----------------------------------------------------------------------===//
 
-/// One point's arguments and buffers.
+/// One point's scalar arguments.
 struct Point {
   std::string Label; ///< "M=4096, N=4096"
   std::vector<std::pair<std::string, std::string>> Scalars;
 };
 
-struct Row {
-  std::string Shape, Winner, Time, RunnerUp, Spread, Measured;
+/// One kernel's part of a sweep: from the command line or a sweep file.
+struct SweepSpec {
+  std::string Source; ///< a bundle, or a .tile file (compiled by `kiln`)
+  std::string Kernel;
+  std::vector<Point> Points;
+  std::map<std::string, FlopsExpr> Counts;
+  std::vector<std::string> Targets;                  ///< .tile sources only
+  std::vector<std::pair<std::string, int64_t>> Pins; ///< .tile sources only
+  std::string Where; ///< "sweep.json, sweep 2: " or "" (for messages)
 };
 
-/// Checks the sweep's names against the kernel: every scalar given once,
-/// every pointer with a --buffer; an error lists what is missing.
-std::optional<int> checkNames(const TuneOptionsCli &O, const KernelInfo &K,
-                              const std::vector<Point> &Points,
-                              const std::map<std::string, FlopsExpr> &Counts,
-                              const Reporter &Fail) {
+/// One point's outcome.
+struct PointResult {
+  size_t Spec = 0;
+  std::string Label;
+  std::optional<TuneResult> Result;
+  std::string Error;
+};
+
+struct Row {
+  std::string Kernel, Shape, Winner, Time, RunnerUp, Spread, Measured;
+};
+
+/// Splits `Shapes` (';' between points) into points and adds `Common` to
+/// each; "" on success, else what is wrong.
+std::string makePoints(const std::vector<std::string> &Shapes,
+                       const std::vector<std::pair<std::string, std::string>>
+                           &Common,
+                       std::vector<Point> &Out) {
+  for (size_t A = 0; A < Common.size(); ++A)
+    for (size_t B = 0; B < A; ++B)
+      if (Common[A].first == Common[B].first)
+        return "--set gives '" + Common[A].first + "' twice";
+  std::vector<std::string> Items = Shapes;
+  if (Items.empty())
+    Items.push_back("");
+  for (const std::string &Item : Items) {
+    Point P;
+    std::string Bad;
+    if (!splitAssignments(Item, P.Scalars, Bad))
+      return "--shapes: '" + Bad + "' is not NAME=VALUE";
+    if (P.Scalars.empty() && Shapes.size() > 0 && !Item.empty())
+      continue;
+    for (size_t A = 0; A < P.Scalars.size(); ++A)
+      for (size_t B = 0; B < A; ++B)
+        if (P.Scalars[A].first == P.Scalars[B].first)
+          return "--shapes: a point gives '" + P.Scalars[A].first + "' twice";
+    std::vector<std::string> Parts;
+    for (const auto &[N, V] : P.Scalars)
+      Parts.push_back(N + "=" + V);
+    P.Label = Parts.empty() ? "(--set only)"
+                            : fmt::format("{}", fmt::join(Parts, ", "));
+    for (const auto &C : Common) {
+      for (const auto &A : P.Scalars)
+        if (A.first == C.first)
+          return "'" + C.first + "' is given by both --set and --shapes ('" +
+                 P.Label + "')";
+      P.Scalars.push_back(C);
+    }
+    Out.push_back(std::move(P));
+  }
+  if (Out.empty())
+    return "--shapes gives no point";
+  return "";
+}
+
+/// Parses the --buffer texts; "" on success.
+std::string makeCounts(
+    const std::vector<std::pair<std::string, std::string>> &Texts,
+    std::map<std::string, FlopsExpr> &Counts) {
+  for (const auto &[Name, Text] : Texts) {
+    Expected<FlopsExpr> E = FlopsExpr::parse(Text);
+    if (!E)
+      return "--buffer " + Name + "='" + Text + "': " + E.error().message();
+    if (!Counts.emplace(Name, std::move(*E)).second)
+      return "--buffer names '" + Name + "' twice";
+  }
+  return "";
+}
+
+/// Reads a sweep file (docs/tuning.md, "Sweep files"); "" on success.
+std::string readSweepFile(const std::string &Path,
+                          std::vector<SweepSpec> &Specs) {
+  std::ifstream F(Path, std::ios::binary);
+  if (!F)
+    return "cannot read sweep file '" + Path + "': " + std::strerror(errno);
+  std::string Text((std::istreambuf_iterator<char>(F)),
+                   std::istreambuf_iterator<char>());
+  nlohmann::ordered_json J = nlohmann::ordered_json::parse(Text, nullptr, false);
+  if (J.is_discarded())
+    return "sweep file '" + Path + "' is not valid JSON";
+  if (!J.is_object() || !J.contains("sweeps") || !J["sweeps"].is_array() ||
+      J["sweeps"].empty())
+    return "sweep file '" + Path +
+           "' needs a non-empty \"sweeps\" array (docs/tuning.md)";
+  std::string Dir;
+  if (size_t Slash = Path.rfind('/'); Slash != std::string::npos)
+    Dir = Path.substr(0, Slash + 1);
+  size_t Index = 0;
+  for (const nlohmann::ordered_json &S : J["sweeps"]) {
+    SweepSpec Spec;
+    Spec.Where = fmt::format("{}, sweep {}: ", Path, Index++);
+    auto Bad = [&](const std::string &Why) { return Spec.Where + Why; };
+    if (!S.is_object())
+      return Bad("not an object");
+    static const std::set<std::string> Keys = {
+        "source", "kernel", "shapes", "set", "buffers", "targets", "pins"};
+    for (auto It = S.begin(); It != S.end(); ++It)
+      if (!Keys.count(It.key()))
+        return Bad("unknown key '" + It.key() +
+                   "' (keys: source, kernel, shapes, set, buffers, targets, "
+                   "pins)");
+    auto String = [&](const char *Key, std::string &Out) {
+      if (!S.contains(Key) || !S[Key].is_string() ||
+          S[Key].get<std::string>().empty())
+        return false;
+      Out = S[Key].get<std::string>();
+      return true;
+    };
+    if (!String("source", Spec.Source))
+      return Bad("needs a string \"source\" (a bundle or a .tile file)");
+    if (Spec.Source[0] != '/')
+      Spec.Source = Dir + Spec.Source;
+    if (!String("kernel", Spec.Kernel))
+      return Bad("needs a string \"kernel\"");
+    // "A=1,B=2" strings or {"A": 1} objects; values as written.
+    auto Assignments = [&](const nlohmann::ordered_json &V, std::string &Out) {
+      if (V.is_string()) {
+        Out = V.get<std::string>();
+        return true;
+      }
+      if (!V.is_object())
+        return false;
+      std::vector<std::string> Parts;
+      for (auto It = V.begin(); It != V.end(); ++It) {
+        if (It->is_string())
+          Parts.push_back(It.key() + "=" + It->get<std::string>());
+        else if (It->is_number() || It->is_boolean())
+          Parts.push_back(It.key() + "=" + It->dump());
+        else
+          return false;
+      }
+      Out = fmt::format("{}", fmt::join(Parts, ","));
+      return true;
+    };
+    std::vector<std::string> Shapes;
+    if (S.contains("shapes")) {
+      if (!S["shapes"].is_array())
+        return Bad("\"shapes\" must be an array of points");
+      for (const nlohmann::ordered_json &P : S["shapes"]) {
+        std::string Item;
+        if (!Assignments(P, Item))
+          return Bad("a point of \"shapes\" is not \"A=1,B=2\" or "
+                     "{\"A\": 1, \"B\": 2}");
+        Shapes.push_back(Item);
+      }
+    }
+    std::vector<std::pair<std::string, std::string>> Common;
+    if (S.contains("set")) {
+      std::string Item, BadItem;
+      if (!Assignments(S["set"], Item) ||
+          !splitAssignments(Item, Common, BadItem))
+        return Bad("\"set\" is not \"A=1,B=2\" or {\"A\": 1, \"B\": 2}");
+    }
+    if (std::string E = makePoints(Shapes, Common, Spec.Points); !E.empty())
+      return Bad(E);
+    std::vector<std::pair<std::string, std::string>> Buffers;
+    if (S.contains("buffers")) {
+      if (!S["buffers"].is_object())
+        return Bad("\"buffers\" must map pointer arguments to element "
+                   "counts ({\"a\": \"M*K\"})");
+      for (auto It = S["buffers"].begin(); It != S["buffers"].end(); ++It) {
+        if (It->is_string())
+          Buffers.emplace_back(It.key(), It->get<std::string>());
+        else if (It->is_number_integer())
+          Buffers.emplace_back(It.key(), It->dump());
+        else
+          return Bad("buffer '" + It.key() + "' needs an expression string");
+      }
+    }
+    if (std::string E = makeCounts(Buffers, Spec.Counts); !E.empty())
+      return Bad(E);
+    if (S.contains("targets")) {
+      const nlohmann::ordered_json &T = S["targets"];
+      if (T.is_string())
+        Spec.Targets.push_back(T.get<std::string>());
+      else if (T.is_array() && std::all_of(T.begin(), T.end(),
+                                           [](const nlohmann::ordered_json &X) {
+                                             return X.is_string();
+                                           }))
+        for (const nlohmann::ordered_json &X : T)
+          Spec.Targets.push_back(X.get<std::string>());
+      else
+        return Bad("\"targets\" must be a string or an array of strings");
+    }
+    if (S.contains("pins")) {
+      if (!S["pins"].is_object())
+        return Bad("\"pins\" must map const params to integers");
+      for (auto It = S["pins"].begin(); It != S["pins"].end(); ++It) {
+        if (!It->is_number_integer())
+          return Bad("pin '" + It.key() + "' must be an integer");
+        Spec.Pins.emplace_back(It.key(), It->get<int64_t>());
+      }
+    }
+    Specs.push_back(std::move(Spec));
+  }
+  return "";
+}
+
+/// Checks a spec's names against its kernel: every scalar given, every
+/// pointer with a buffer; "" on success, else what is missing.
+std::string checkNames(const SweepSpec &Spec, const KernelInfo &K) {
   std::vector<std::string> Scalars, Pointers;
   for (const ParamInfo &P : K.Params)
     (P.Type.IsPointer ? Pointers : Scalars).push_back(P.Name);
   auto Known = [&](const std::string &N, const std::vector<std::string> &In) {
     return std::find(In.begin(), In.end(), N) != In.end();
   };
-  for (const Point &Pt : Points)
+  for (const Point &Pt : Spec.Points)
     for (const auto &[Name, Value] : Pt.Scalars)
       if (!Known(Name, Scalars)) {
         std::string Near = nearestName(Name, Scalars);
-        return Fail(kExitUser,
-                    "kernel '" + K.Name + "' has no scalar argument '" + Name +
-                        "'" + (Near.empty() ? "" : "; did you mean '" + Near +
-                                                       "'?") +
-                        " (scalar arguments: " + fmt::format("{}", fmt::join(Scalars, ", ")) +
-                        ")");
+        return "kernel '" + K.Name + "' has no scalar argument '" + Name +
+               "'" + (Near.empty() ? "" : "; did you mean '" + Near + "'?") +
+               " (scalar arguments: " +
+               fmt::format("{}", fmt::join(Scalars, ", ")) + ")";
       }
-  for (const Point &Pt : Points) {
+  for (const Point &Pt : Spec.Points) {
     std::vector<std::string> Missing;
     for (const std::string &S : Scalars) {
       bool Given = false;
@@ -296,38 +514,33 @@ std::optional<int> checkNames(const TuneOptionsCli &O, const KernelInfo &K,
         Missing.push_back(S);
     }
     if (!Missing.empty())
-      return Fail(kExitUser,
-                  fmt::format("point '{}' does not give the scalar argument{} "
-                              "{} (use --shapes or --set)",
-                              Pt.Label, Missing.size() == 1 ? "" : "s",
-                              fmt::join(Missing, ", ")));
+      return fmt::format("point '{}' does not give the scalar argument{} {} "
+                         "(use --shapes or --set)",
+                         Pt.Label, Missing.size() == 1 ? "" : "s",
+                         fmt::join(Missing, ", "));
   }
   std::vector<std::string> NoBuffer;
   for (const std::string &P : Pointers)
-    if (!Counts.count(P))
+    if (!Spec.Counts.count(P))
       NoBuffer.push_back(P);
   if (!NoBuffer.empty())
-    return Fail(kExitUser,
-                fmt::format("no --buffer for the pointer argument{} {} (e.g. "
-                            "--buffer {}=N: its element count)",
-                            NoBuffer.size() == 1 ? "" : "s",
-                            fmt::join(NoBuffer, ", "), NoBuffer.front()));
-  for (const auto &[Name, Expr] : Counts) {
+    return fmt::format("no --buffer for the pointer argument{} {} (e.g. "
+                       "--buffer {}=N: its element count)",
+                       NoBuffer.size() == 1 ? "" : "s",
+                       fmt::join(NoBuffer, ", "), NoBuffer.front());
+  for (const auto &[Name, Expr] : Spec.Counts) {
     if (!Known(Name, Pointers)) {
       std::string Near = nearestName(Name, Pointers);
-      return Fail(kExitUser,
-                  "--buffer names '" + Name + "', which is not a pointer "
-                  "argument of '" + K.Name + "'" +
-                      (Near.empty() ? "" : "; did you mean '" + Near + "'?"));
+      return "--buffer names '" + Name + "', which is not a pointer "
+             "argument of '" + K.Name + "'" +
+             (Near.empty() ? "" : "; did you mean '" + Near + "'?");
     }
     for (const std::string &N : Expr.names())
       if (!Known(N, Scalars))
-        return Fail(kExitUser, "--buffer " + Name + "='" + Expr.text() +
-                                   "': '" + N +
-                                   "' is not a scalar argument of '" + K.Name +
-                                   "'");
+        return "--buffer " + Name + "='" + Expr.text() + "': '" + N +
+               "' is not a scalar argument of '" + K.Name + "'";
   }
-  return std::nullopt;
+  return "";
 }
 
 /// The progress line of point I of N.
@@ -350,265 +563,445 @@ void progress(bool Terminal, size_t I, size_t N, const std::string &Label,
   std::fflush(stderr);
 }
 
-int runSweep(const TuneOptionsCli &O, const std::string *InMemory,
-             const std::string &Label, const Reporter &Fail) {
-  if (O.Kernel.empty())
-    return Fail(kExitUser, "no kernel given: use --kernel NAME");
-  if (O.Shapes.empty() && O.Sets.empty())
-    return Fail(kExitUser, "no points given: use --shapes \"A=1,B=2;...\"");
-  // The points.
-  std::vector<std::pair<std::string, std::string>> Common;
-  for (const std::string &S : O.Sets) {
-    std::string Bad;
-    if (!splitAssignments(S, Common, Bad))
-      return Fail(kExitUser, "--set: '" + Bad + "' is not NAME=VALUE");
-  }
-  for (size_t A = 0; A < Common.size(); ++A)
-    for (size_t B = 0; B < A; ++B)
-      if (Common[A].first == Common[B].first)
-        return Fail(kExitUser, "--set gives '" + Common[A].first + "' twice");
-  std::vector<Point> Points;
-  size_t Start = 0;
-  std::string Shapes = O.Shapes.empty() ? std::string(";") : O.Shapes;
-  while (Start <= Shapes.size()) {
-    size_t Semi = Shapes.find(';', Start);
-    std::string Item = Shapes.substr(
-        Start, Semi == std::string::npos ? std::string::npos : Semi - Start);
-    Start = Semi == std::string::npos ? Shapes.size() + 1 : Semi + 1;
-    Point P;
-    std::string Bad;
-    if (!splitAssignments(Item, P.Scalars, Bad))
-      return Fail(kExitUser, "--shapes: '" + Bad + "' is not NAME=VALUE");
-    if (P.Scalars.empty() && !O.Shapes.empty())
+/// Makes the arguments of one point (random buffers); "" on success.
+std::string makeArgs(const SweepSpec &Spec, const Point &Pt,
+                     const KernelInfo &Info, Device &Dev, Stream &S,
+                     std::mt19937_64 &Rng, std::vector<Arg> &Args,
+                     std::vector<Buffer> &Buffers) {
+  Args.assign(Info.Params.size(), Arg::i32(0));
+  std::map<std::string, double> Values;
+  for (size_t P = 0; P < Info.Params.size(); ++P) {
+    const ParamInfo &Param = Info.Params[P];
+    if (Param.Type.IsPointer)
       continue;
-    for (size_t A = 0; A < P.Scalars.size(); ++A)
-      for (size_t B = 0; B < A; ++B)
-        if (P.Scalars[A].first == P.Scalars[B].first)
-          return Fail(kExitUser, "--shapes: a point gives '" +
-                                     P.Scalars[A].first + "' twice");
-    std::vector<std::string> Parts;
-    for (const auto &[N, V] : P.Scalars)
-      Parts.push_back(N + "=" + V);
-    P.Label = Parts.empty() ? "(--set only)"
-                            : fmt::format("{}", fmt::join(Parts, ", "));
-    for (const auto &C : Common) {
-      bool Shadowed = false;
-      for (const auto &A : P.Scalars)
-        Shadowed |= A.first == C.first;
-      if (Shadowed)
-        return Fail(kExitUser, "'" + C.first + "' is given by both --set and "
-                               "--shapes ('" + P.Label + "')");
-      P.Scalars.push_back(C);
+    for (const auto &[Name, Text] : Pt.Scalars)
+      if (Name == Param.Name) {
+        Expected<Arg> A = parseScalar(Param, Text);
+        if (!A)
+          return A.error().message();
+        Args[P] = *A;
+        Values[Name] = isFloatType(A->type()) ? floatValue(A->type(), A->bits())
+                       : isSignedType(A->type()) ? double(A->asInt64())
+                                                 : double(A->bits());
+      }
+  }
+  for (size_t P = 0; P < Info.Params.size(); ++P) {
+    const ParamInfo &Param = Info.Params[P];
+    if (!Param.Type.IsPointer)
+      continue;
+    const FlopsExpr &E = Spec.Counts.at(Param.Name);
+    Expected<double> N = E.evaluate(Values);
+    if (!N)
+      return "--buffer " + Param.Name + "='" + E.text() +
+             "': " + N.error().message();
+    if (!std::isfinite(*N) || *N < 1 || *N > 1e12 || *N != std::floor(*N))
+      return "--buffer " + Param.Name + "='" + E.text() + "' gives " +
+             formatShort(*N) + " elements (a whole number from 1 is needed)";
+    size_t Count = size_t(*N), Size = typeSize(Param.Type.Element);
+    Expected<Buffer> B = Dev.allocate(Count * Size);
+    if (!B)
+      return "--buffer " + Param.Name + ": " + B.error().message();
+    // Filled in chunks of at most 64 MiB from the host.
+    size_t Chunk = std::min<size_t>(Count, (size_t(64) << 20) / Size);
+    std::vector<uint8_t> Host;
+    try {
+      Host.resize(Chunk * Size);
+    } catch (const std::bad_alloc &) {
+      return "--buffer " + Param.Name + ": out of host memory";
     }
-    Points.push_back(std::move(P));
-    if (O.Shapes.empty())
-      break;
+    for (size_t Done = 0; Done < Count; Done += Chunk) {
+      size_t M = std::min(Chunk, Count - Done);
+      for (size_t J = 0; J < M; ++J) {
+        uint64_t Bits = randomBits(Param.Type.Element, Rng);
+        std::memcpy(Host.data() + J * Size, &Bits, Size);
+      }
+      if (Error Err = S.copyToDevice(*B, Done * Size, Host.data(), M * Size))
+        return Err.message();
+      if (Error Err = S.synchronize())
+        return Err.message();
+    }
+    Args[P] = Arg::pointer(*B, Param.Type.Element);
+    Buffers.push_back(std::move(*B));
   }
-  if (Points.empty())
-    return Fail(kExitUser, "--shapes gives no point");
-  std::map<std::string, FlopsExpr> Counts;
-  for (const auto &[Name, Text] : O.Buffers) {
-    Expected<FlopsExpr> E = FlopsExpr::parse(Text);
-    if (!E)
-      return Fail(kExitUser, "--buffer " + Name + "='" + Text +
-                                 "': " + E.error().message());
-    if (!Counts.emplace(Name, std::move(*E)).second)
-      return Fail(kExitUser, "--buffer names '" + Name + "' twice");
-  }
+  return "";
+}
 
-  // The device, the bundle, the kernel.
+/// "&amp;" and friends.
+std::string xml(const std::string &Text) {
+  std::string Out;
+  for (char C : Text)
+    switch (C) {
+    case '&': Out += "&amp;"; break;
+    case '<': Out += "&lt;"; break;
+    case '>': Out += "&gt;"; break;
+    case '"': Out += "&quot;"; break;
+    default: Out += C;
+    }
+  return Out;
+}
+
+/// The colour of a time `Ratio` times the point's best: green at 1,
+/// yellow at sqrt(3), red from 3 on (log scale).
+std::string ratioColour(double Ratio) {
+  double X = std::clamp(std::log(std::max(Ratio, 1.0)) / std::log(3.0), 0.0,
+                        1.0);
+  struct Rgb {
+    double R, G, B;
+  } Green{46, 160, 67}, Yellow{250, 204, 60}, Red{214, 39, 40};
+  Rgb A = X < 0.5 ? Green : Yellow, B = X < 0.5 ? Yellow : Red;
+  double T = X < 0.5 ? X * 2 : (X - 0.5) * 2;
+  return fmt::format("rgb({},{},{})", int(A.R + (B.R - A.R) * T),
+                     int(A.G + (B.G - A.G) * T), int(A.B + (B.B - A.B) * T));
+}
+
+/// The sweep as a picture: per kernel, a grid of variants (rows, best
+/// first) by points (columns), each cell coloured by its time over the
+/// point's best, the winner outlined, the milliseconds on hover.
+std::string svgReport(const std::vector<SweepSpec> &Specs,
+                      const std::vector<PointResult> &Results,
+                      const std::string &DeviceText) {
+  constexpr int CellW = 118, CellH = 20, Top = 64, Gap = 36, CharW = 7;
+  std::string Body;
+  int Y = Top, Width = 640;
+  for (size_t K = 0; K < Specs.size(); ++K) {
+    std::vector<const PointResult *> Cols;
+    for (const PointResult &R : Results)
+      if (R.Spec == K)
+        Cols.push_back(&R);
+    if (Cols.empty())
+      continue;
+    // Rows: every variant with a time, by the geometric mean of its ratios.
+    std::map<std::string, std::pair<double, int>> Score;
+    for (const PointResult *R : Cols)
+      if (R->Result && !R->Result->Timings.empty()) {
+        double Best = std::max(R->Result->Timings.front().Milliseconds, 1e-9);
+        for (const VariantTiming &T : R->Result->Timings) {
+          auto &[Sum, N] = Score[T.Config];
+          Sum += std::log(std::max(T.Milliseconds, 1e-9) / Best);
+          ++N;
+        }
+      }
+    std::vector<std::string> Rows;
+    for (const auto &[Config, S] : Score)
+      Rows.push_back(Config);
+    // Best on average (over the points where a variant ran) first.
+    std::sort(Rows.begin(), Rows.end(),
+              [&](const std::string &A, const std::string &B) {
+                const auto &SA = Score[A], &SB = Score[B];
+                double MA = SA.first / SA.second, MB = SB.first / SB.second;
+                return MA != MB ? MA < MB : A < B;
+              });
+    size_t LabelChars = 10;
+    for (const std::string &R : Rows)
+      LabelChars = std::max(LabelChars, R.size());
+    int Left = int(LabelChars) * CharW + 16;
+    Body += fmt::format("<text x=\"8\" y=\"{}\" class=\"kernel\">{}</text>\n",
+                        Y, xml(Specs[K].Kernel));
+    Y += 10;
+    // Column heads: the point's label, one assignment per line.
+    int HeadLines = 1;
+    for (const PointResult *R : Cols)
+      HeadLines = std::max<int>(
+          HeadLines, int(std::count(R->Label.begin(), R->Label.end(), ',')) + 1);
+    HeadLines = std::min(HeadLines, 6);
+    for (size_t C = 0; C < Cols.size(); ++C) {
+      int X = Left + int(C) * CellW;
+      std::string Label = Cols[C]->Label;
+      std::vector<std::string> Lines;
+      size_t Start = 0;
+      while (Start < Label.size() && int(Lines.size()) < HeadLines) {
+        size_t Comma = Label.find(", ", Start);
+        Lines.push_back(Label.substr(Start, Comma == std::string::npos
+                                                ? std::string::npos
+                                                : Comma - Start));
+        Start = Comma == std::string::npos ? Label.size() : Comma + 2;
+      }
+      for (size_t L = 0; L < Lines.size(); ++L)
+        Body += fmt::format(
+            "<text x=\"{}\" y=\"{}\" class=\"head\">{}</text>\n", X + CellW / 2,
+            Y + 12 + int(L) * 12, xml(Lines[L]));
+    }
+    Y += HeadLines * 12 + 8;
+    for (size_t Row = 0; Row < Rows.size(); ++Row) {
+      int RY = Y + int(Row) * CellH;
+      Body += fmt::format(
+          "<text x=\"{}\" y=\"{}\" class=\"row\">{}</text>\n", Left - 8,
+          RY + CellH - 6, xml(Rows[Row]));
+      for (size_t C = 0; C < Cols.size(); ++C) {
+        int X = Left + int(C) * CellW;
+        const PointResult &R = *Cols[C];
+        const VariantTiming *T = nullptr;
+        if (R.Result)
+          for (const VariantTiming &V : R.Result->Timings)
+            if (V.Config == Rows[Row])
+              T = &V;
+        if (!T) {
+          Body += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" "
+                              "height=\"{}\" class=\"none\"><title>{}: not a "
+                              "candidate here, or it failed</title></rect>\n",
+                              X, RY, CellW - 2, CellH - 2, xml(Rows[Row]));
+          continue;
+        }
+        double Best = std::max(R.Result->Timings.front().Milliseconds, 1e-9);
+        double Ratio = std::max(T->Milliseconds, 1e-9) / Best;
+        bool Winner = T == &R.Result->Timings.front();
+        Body += fmt::format(
+            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"{}>"
+            "<title>{} at {}: {:.4f} ms ({:.2f}x the best)</title></rect>\n",
+            X, RY, CellW - 2, CellH - 2, ratioColour(Ratio),
+            Winner ? " class=\"win\"" : "", xml(Rows[Row]), xml(R.Label),
+            T->Milliseconds, Ratio);
+        Body += fmt::format(
+            "<text x=\"{}\" y=\"{}\" class=\"{}\">{}</text>\n",
+            X + (CellW - 2) / 2, RY + CellH - 6, Winner ? "cellwin" : "cell",
+            Winner ? fmt::format("{:.3f} ms", T->Milliseconds)
+                   : fmt::format("{:.2f}x", Ratio));
+      }
+    }
+    Y += int(Rows.size()) * CellH + Gap;
+    Width = std::max(Width, Left + int(Cols.size()) * CellW + 16);
+  }
+  // Legend.
+  std::string Legend;
+  int LX = 8, LY = Y - Gap + 24;
+  const double Marks[] = {1.0, 1.25, 1.5, 2.0, 3.0};
+  for (size_t I = 0; I < 5; ++I)
+    Legend += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"56\" height=\"14\" fill=\"{}\"/>"
+        "<text x=\"{}\" y=\"{}\" class=\"cell\">{}</text>\n",
+        LX + int(I) * 58, LY, ratioColour(Marks[I]), LX + int(I) * 58 + 28,
+        LY + 11, I == 4 ? "3x+" : fmt::format("{:.2f}x", Marks[I]));
+  Legend += fmt::format("<text x=\"{}\" y=\"{}\" class=\"note\">a cell: "
+                        "the variant's time over the fastest at that shape "
+                        "(hover it for milliseconds)</text>\n"
+                        "<text x=\"{}\" y=\"{}\" class=\"note\">outlined: "
+                        "the winner, with its time; gray: not a candidate "
+                        "there (or it failed)</text>\n",
+                        LX, LY + 30, LX, LY + 44);
+  Width = std::max(Width, LX + 5 * 58 + 8);
+  Width = std::max(Width, 440);
+  int Height = LY + 56;
+  return fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
+      "viewBox=\"0 0 {0} {1}\" font-family=\"DejaVu Sans, Helvetica, Arial, "
+      "sans-serif\">\n"
+      "<style>\n"
+      ".title{{font-size:16px;font-weight:bold}} .sub{{font-size:11px;fill:#555}}"
+      " .kernel{{font-size:14px;font-weight:bold}} .head{{font-size:10px;"
+      "text-anchor:middle;fill:#333}} .row{{font-size:11px;text-anchor:end;"
+      "font-family:DejaVu Sans Mono,monospace}} .cell{{font-size:10px;"
+      "text-anchor:middle}} .cellwin{{font-size:10px;text-anchor:middle;"
+      "font-weight:bold}} .note{{font-size:10px;fill:#555}} .none{{fill:#e4e4e4}}"
+      " .win{{stroke:#000;stroke-width:2}}\n"
+      "</style>\n"
+      "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n"
+      "<text x=\"8\" y=\"22\" class=\"title\">kiln tune: time per variant per "
+      "shape</text>\n"
+      "<text x=\"8\" y=\"40\" class=\"sub\">{2}</text>\n{3}{4}</svg>\n",
+      Width, Height, xml(DeviceText), Body, Legend);
+}
+
+int runSweep(const TuneOptionsCli &O, std::vector<SweepSpec> Specs,
+             const TileCompiler *Compile, const Reporter &Fail) {
   if (!O.Db.empty())
     setTuningDatabase(O.Db);
   Expected<Device> Dev = Device::open(O.Device);
   if (!Dev)
     return Fail(Dev.error());
-  Expected<Module> Mod =
-      InMemory ? Dev->loadModuleMemory(InMemory->data(), InMemory->size(), Label)
-               : Dev->loadModuleFile(O.Source);
-  if (!Mod)
-    return Fail(Mod.error());
-  Expected<Kernel> K = Mod->kernel(O.Kernel);
-  if (!K)
-    return Fail(K.error());
-  const KernelInfo &Info = K->info();
-  if (auto Rc = checkNames(O, Info, Points, Counts, Fail))
-    return *Rc;
   Expected<Stream> S = Dev->createStream();
   if (!S)
     return Fail(S.error());
 
-  std::printf("tuning %s on %s, %zu variant%s, database %s%s\n",
-              Info.Name.c_str(), Dev->description().c_str(),
-              Info.Variants.size(), Info.Variants.size() == 1 ? "" : "s",
+  // Every spec's kernel, loaded (and its names checked) before any point
+  // runs.
+  std::vector<Module> Modules;
+  std::vector<Kernel> Kernels;
+  for (const SweepSpec &Spec : Specs) {
+    Expected<Module> Mod = Error(ErrorCode::NotFound, "");
+    bool Tile = Spec.Source.size() > 5 &&
+                Spec.Source.compare(Spec.Source.size() - 5, 5, ".tile") == 0;
+    if (Tile) {
+      if (!Compile)
+        return Fail(kExitUser,
+                    Spec.Where + "'" + Spec.Source + "' is a .tile file: " +
+                        O.Tool + " runs bundles only (compile it with kiln "
+                                 "compile, or use kiln tune)");
+      Expected<std::string> Bytes =
+          (*Compile)(Spec.Source, Spec.Kernel, Spec.Targets, Spec.Pins);
+      if (!Bytes)
+        return Bytes.error().message().empty() ? kExitUser
+                                               : Fail(Bytes.error());
+      std::string Label = Spec.Source.substr(Spec.Source.rfind('/') + 1) +
+                          " (compiled)";
+      Mod = Dev->loadModuleMemory(Bytes->data(), Bytes->size(), Label);
+    } else {
+      if (!Spec.Targets.empty() || !Spec.Pins.empty())
+        return Fail(kExitUser, Spec.Where + "targets and pins (--targets, "
+                                            "-D) apply to .tile sources only");
+      Mod = Dev->loadModuleFile(Spec.Source);
+    }
+    if (!Mod)
+      return Fail(Mod.error().code() == ErrorCode::IO ? kExitEnv : kExitUser,
+                  Spec.Where + Mod.error().message());
+    Expected<Kernel> K = Mod->kernel(Spec.Kernel);
+    if (!K)
+      return Fail(kExitUser, Spec.Where + K.error().message());
+    if (std::string Why = checkNames(Spec, K->info()); !Why.empty())
+      return Fail(kExitUser, Spec.Where + Why);
+    Modules.push_back(*Mod);
+    Kernels.push_back(*K);
+  }
+
+  size_t Total = 0, Mine = 0;
+  for (const SweepSpec &Spec : Specs)
+    for (size_t I = 0; I < Spec.Points.size(); ++I, ++Total)
+      Mine += Total % O.Shards == O.Shard;
+  std::string Names;
+  for (const SweepSpec &Spec : Specs)
+    Names += (Names.empty() ? "" : ", ") + Spec.Kernel;
+  std::printf("tuning %s on %s, %zu point%s, database %s%s\n", Names.c_str(),
+              Dev->description().c_str(), Mine, Mine == 1 ? "" : "s",
               tuningDatabasePath().c_str(),
               O.Shards > 1
-                  ? fmt::format(", shard {}/{}", O.Shard, O.Shards).c_str()
+                  ? fmt::format(", shard {}/{} of {} points", O.Shard,
+                                O.Shards, Total)
+                        .c_str()
                   : "");
+  if (Specs.size() == 1)
+    std::printf("%zu variant%s\n", Kernels[0].info().Variants.size(),
+                Kernels[0].info().Variants.size() == 1 ? "" : "s");
   std::fflush(stdout);
 
   bool Terminal = isatty(2);
   std::mt19937_64 Rng(std::random_device{}());
+  std::vector<PointResult> Results;
   std::vector<Row> Rows;
   int Code = 0;
-  size_t Mine = 0;
-  for (size_t I = 0; I < Points.size(); ++I)
-    Mine += I % O.Shards == O.Shard;
-  size_t Done = 0;
-  for (size_t I = 0; I < Points.size(); ++I) {
-    if (I % O.Shards != O.Shard)
-      continue;
-    const Point &Pt = Points[I];
-    progress(Terminal, Done, Mine, Pt.Label, "");
-    auto PointFailed = [&](const std::string &Why) {
-      Code = kExitUser;
-      progress(Terminal, ++Done, Mine, Pt.Label, "failed");
-      std::fprintf(stderr, "%s tune: error: %s: %s\n", O.Tool.c_str(),
-                   Pt.Label.c_str(), Why.c_str());
-      Rows.push_back({Pt.Label, "failed", "-", "-", "-", "-"});
-    };
-    // Scalars first (buffer sizes read them), then the buffers.
-    std::vector<Arg> Args(Info.Params.size(), Arg::i32(0));
-    std::map<std::string, double> Values;
-    std::string Bad;
-    for (size_t P = 0; P < Info.Params.size() && Bad.empty(); ++P) {
-      const ParamInfo &Param = Info.Params[P];
-      if (Param.Type.IsPointer)
+  size_t Done = 0, Global = 0;
+  for (size_t K = 0; K < Specs.size(); ++K) {
+    const SweepSpec &Spec = Specs[K];
+    const KernelInfo &Info = Kernels[K].info();
+    for (const Point &Pt : Spec.Points) {
+      if (Global++ % O.Shards != O.Shard)
         continue;
-      for (const auto &[Name, Text] : Pt.Scalars)
-        if (Name == Param.Name) {
-          Expected<Arg> A = parseScalar(Param, Text);
-          if (!A) {
-            Bad = A.error().message();
-            break;
-          }
-          Args[P] = *A;
-          Values[Name] = isFloatType(A->type())
-                             ? floatValue(A->type(), A->bits())
-                         : isSignedType(A->type()) ? double(A->asInt64())
-                                                   : double(A->bits());
-        }
-    }
-    if (!Bad.empty()) {
-      PointFailed(Bad);
-      continue;
-    }
-    std::vector<Buffer> Buffers;
-    for (size_t P = 0; P < Info.Params.size() && Bad.empty(); ++P) {
-      const ParamInfo &Param = Info.Params[P];
-      if (!Param.Type.IsPointer)
+      std::string Label = Specs.size() > 1 ? Spec.Kernel + ": " + Pt.Label
+                                           : Pt.Label;
+      progress(Terminal, Done, Mine, Label, "");
+      PointResult PR;
+      PR.Spec = K;
+      PR.Label = Pt.Label;
+      auto PointFailed = [&](const std::string &Why) {
+        Code = kExitUser;
+        progress(Terminal, ++Done, Mine, Label, "failed");
+        std::fprintf(stderr, "%s tune: error: %s: %s\n", O.Tool.c_str(),
+                     Label.c_str(), Why.c_str());
+        Rows.push_back({Spec.Kernel, Pt.Label, "failed", "-", "-", "-", "-"});
+        PR.Error = Why;
+        Results.push_back(std::move(PR));
+      };
+      std::vector<Arg> Args;
+      std::vector<Buffer> Buffers;
+      if (std::string Why =
+              makeArgs(Spec, Pt, Info, *Dev, *S, Rng, Args, Buffers);
+          !Why.empty()) {
+        PointFailed(Why);
         continue;
-      const FlopsExpr &E = Counts.at(Param.Name);
-      Expected<double> N = E.evaluate(Values);
-      if (!N) {
-        Bad = "--buffer " + Param.Name + "='" + E.text() +
-              "': " + N.error().message();
-        break;
       }
-      if (!std::isfinite(*N) || *N < 1 || *N > 1e12 ||
-          *N != std::floor(*N)) {
-        Bad = "--buffer " + Param.Name + "='" + E.text() + "' gives " +
-              formatShort(*N) + " elements (a whole number from 1 is needed)";
-        break;
+      TuneOptions TO;
+      TO.Remeasure = O.Remeasure;
+      Expected<TuneResult> R = Kernels[K].tune(*S, Args, TO);
+      if (!R) {
+        PointFailed(R.error().message());
+        continue;
       }
-      size_t Count = size_t(*N), Size = typeSize(Param.Type.Element);
-      Expected<Buffer> B = Dev->allocate(Count * Size);
-      if (!B) {
-        Bad = "--buffer " + Param.Name + ": " + B.error().message();
-        break;
+      if (R->Timings.empty()) {
+        PointFailed("no variant could be measured" +
+                    (R->Failures.empty() ? std::string()
+                                         : ": " + R->Failures.front()));
+        continue;
       }
-      // Filled in chunks of at most 64 MiB from the host.
-      size_t Chunk = std::min<size_t>(Count, (size_t(64) << 20) / Size);
-      std::vector<uint8_t> Host;
-      try {
-        Host.resize(Chunk * Size);
-      } catch (const std::bad_alloc &) {
-        Bad = "--buffer " + Param.Name + ": out of host memory";
-        break;
-      }
-      for (size_t Done = 0; Done < Count && Bad.empty(); Done += Chunk) {
-        size_t N = std::min(Chunk, Count - Done);
-        for (size_t J = 0; J < N; ++J) {
-          uint64_t Bits = randomBits(Param.Type.Element, Rng);
-          std::memcpy(Host.data() + J * Size, &Bits, Size);
-        }
-        if (Error Err = S->copyToDevice(*B, Done * Size, Host.data(), N * Size))
-          Bad = Err.message();
-      }
-      if (Error Err = S->synchronize())
-        Bad = Err.message();
-      if (!Bad.empty())
-        break;
-      Args[P] = Arg::pointer(*B, Param.Type.Element);
-      Buffers.push_back(std::move(*B));
+      Row Out;
+      Out.Kernel = Spec.Kernel;
+      Out.Shape = Pt.Label;
+      const VariantTiming &Best = R->Timings.front();
+      Out.Winner = Best.Config;
+      Out.Time = fmt::format("{:.4f}", Best.Milliseconds);
+      // Ratios over a time of at least a nanosecond.
+      double BestMs = std::max(Best.Milliseconds, 1e-6);
+      Out.RunnerUp =
+          R->Timings.size() > 1
+              ? fmt::format("{} (+{:.1f}%)", R->Timings[1].Config,
+                            100.0 * (R->Timings[1].Milliseconds / BestMs - 1))
+              : "-";
+      Out.Spread =
+          fmt::format("{:.2f}x", R->Timings.back().Milliseconds / BestMs);
+      Out.Measured = fmt::format("{} of {}{}", R->MeasuredNow, R->Candidates,
+                                 R->Failures.empty()
+                                     ? ""
+                                     : fmt::format(", {} failed",
+                                                   R->Failures.size()));
+      progress(Terminal, ++Done, Mine, Label,
+               fmt::format("{} {} ms ({} measured, {:.2f} s)", Out.Winner,
+                           Out.Time, R->MeasuredNow, R->Seconds));
+      Rows.push_back(std::move(Out));
+      PR.Result = std::move(*R);
+      Results.push_back(std::move(PR));
     }
-    if (!Bad.empty()) {
-      PointFailed(Bad);
-      continue;
-    }
-    TuneOptions TO;
-    TO.Remeasure = O.Remeasure;
-    Expected<TuneResult> R = K->tune(*S, Args, TO);
-    if (!R) {
-      PointFailed(R.error().message());
-      continue;
-    }
-    Row Out;
-    Out.Shape = Pt.Label;
-    if (R->Timings.empty()) {
-      PointFailed("no variant could be measured" +
-                  (R->Failures.empty() ? std::string()
-                                       : ": " + R->Failures.front()));
-      continue;
-    }
-    const VariantTiming &Best = R->Timings.front();
-    Out.Winner = Best.Config;
-    Out.Time = fmt::format("{:.4f}", Best.Milliseconds);
-    // Ratios over a time of at least a nanosecond.
-    double BestMs = std::max(Best.Milliseconds, 1e-6);
-    Out.RunnerUp =
-        R->Timings.size() > 1
-            ? fmt::format("{} (+{:.1f}%)", R->Timings[1].Config,
-                          100.0 * (R->Timings[1].Milliseconds / BestMs - 1))
-            : "-";
-    Out.Spread =
-        fmt::format("{:.2f}x", R->Timings.back().Milliseconds / BestMs);
-    Out.Measured = fmt::format("{} of {}{}", R->MeasuredNow, R->Candidates,
-                               R->Failures.empty()
-                                   ? ""
-                                   : fmt::format(", {} failed",
-                                                 R->Failures.size()));
-    progress(Terminal, ++Done, Mine, Pt.Label,
-             fmt::format("{} {} ms ({} measured, {:.2f} s)", Out.Winner,
-                         Out.Time, R->MeasuredNow, R->Seconds));
-    Rows.push_back(std::move(Out));
   }
 
-  // The table.
-  Row Head{"shape", "winner", "ms", "runner-up", "spread", "measured"};
-  size_t W[6] = {};
-  auto Widen = [&](const Row &R) {
-    const std::string *F[6] = {&R.Shape,    &R.Winner, &R.Time,
-                               &R.RunnerUp, &R.Spread, &R.Measured};
-    for (int C = 0; C < 6; ++C)
-      W[C] = std::max(W[C], F[C]->size());
+  // The table (a kernel column when the sweep has several kernels).
+  bool ManyKernels = Specs.size() > 1;
+  Row Head{"kernel", "shape", "winner", "ms", "runner-up", "spread",
+           "measured"};
+  size_t W[7] = {};
+  auto Fields = [](const Row &R) {
+    return std::array<const std::string *, 7>{&R.Kernel,   &R.Shape,
+                                              &R.Winner,   &R.Time,
+                                              &R.RunnerUp, &R.Spread,
+                                              &R.Measured};
   };
-  Widen(Head);
+  for (const Row *R : {&Head})
+    for (int C = 0; C < 7; ++C)
+      W[C] = std::max(W[C], Fields(*R)[C]->size());
   for (const Row &R : Rows)
-    Widen(R);
+    for (int C = 0; C < 7; ++C)
+      W[C] = std::max(W[C], Fields(R)[C]->size());
   auto Print = [&](const Row &R) {
-    std::printf("%s\n", fmt::format("{:<{}}  {:<{}}  {:>{}}  {:<{}}  {:>{}}  "
-                                    "{:<{}}",
-                                    R.Shape, W[0], R.Winner, W[1], R.Time,
-                                    W[2], R.RunnerUp, W[3], R.Spread, W[4],
-                                    R.Measured, W[5])
-                            .c_str());
+    std::string Line =
+        fmt::format("{:<{}}  {:<{}}  {:>{}}  {:<{}}  {:>{}}  {:<{}}", R.Shape,
+                    W[1], R.Winner, W[2], R.Time, W[3], R.RunnerUp, W[4],
+                    R.Spread, W[5], R.Measured, W[6]);
+    if (ManyKernels)
+      Line = fmt::format("{:<{}}  ", R.Kernel, W[0]) + Line;
+    std::printf("%s\n", Line.c_str());
   };
   Print(Head);
-  Print({std::string(W[0], '-'), std::string(W[1], '-'),
-         std::string(W[2], '-'), std::string(W[3], '-'),
-         std::string(W[4], '-'), std::string(W[5], '-')});
+  Row Rule;
+  std::string *Dashes[7] = {&Rule.Kernel,   &Rule.Shape,  &Rule.Winner,
+                            &Rule.Time,     &Rule.RunnerUp, &Rule.Spread,
+                            &Rule.Measured};
+  for (int C = 0; C < 7; ++C)
+    *Dashes[C] = std::string(W[C], '-');
+  Print(Rule);
   for (const Row &R : Rows)
     Print(R);
+
+  if (!O.Report.empty()) {
+    std::string Svg = svgReport(Specs, Results, Dev->description());
+    std::string Tmp = O.Report + ".tmp";
+    {
+      std::ofstream F(Tmp, std::ios::binary | std::ios::trunc);
+      F << Svg;
+      if (!F.flush())
+        return Fail(kExitEnv, "cannot write '" + O.Report + "'");
+    }
+    if (std::rename(Tmp.c_str(), O.Report.c_str()) != 0) {
+      std::remove(Tmp.c_str());
+      return Fail(kExitEnv, "cannot write '" + O.Report + "': " +
+                                std::strerror(errno));
+    }
+    std::printf("report: %s\n", O.Report.c_str());
+  }
   return Code;
 }
 
@@ -619,12 +1012,13 @@ std::string kiln::runtool::tuneUsage(const std::string &Tool) {
 }
 
 int kiln::runtool::runTuneTool(const std::string &Tool, int Argc, char **Argv,
-                               const std::string *Bundle,
-                               const std::string &Label) {
+                               const TileCompiler *Compile) {
   Reporter Fail{Tool};
   TuneOptionsCli O;
   O.Tool = Tool;
   std::string Mode = "sweep";
+  std::vector<std::string> Targets;
+  std::vector<std::pair<std::string, int64_t>> Pins;
   int I = 1;
   if (I < Argc && (std::strcmp(Argv[I], "merge") == 0 ||
                    std::strcmp(Argv[I], "export") == 0))
@@ -635,6 +1029,8 @@ int kiln::runtool::runTuneTool(const std::string &Tool, int Argc, char **Argv,
       std::string F = Flag;
       if (A.rfind(F + "=", 0) == 0)
         return A.substr(F.size() + 1);
+      if (F == "-D" && A.size() > 2 && A.rfind("-D", 0) == 0)
+        return A.substr(2);
       // The next argument, unless it is another option.
       if (A == F && I + 1 < Argc && std::strncmp(Argv[I + 1], "--", 2) != 0)
         return std::string(Argv[++I]);
@@ -651,8 +1047,9 @@ int kiln::runtool::runTuneTool(const std::string &Tool, int Argc, char **Argv,
       O.Remeasure = true;
     } else if (Is("--kernel") || Is("--shapes") || Is("--set") ||
                Is("--buffer") || Is("--device") || Is("--db") ||
-               Is("--shard") || A == "-o") {
-      std::string Flag = A.substr(0, A.find('='));
+               Is("--shard") || Is("--sweep") || Is("--report") ||
+               Is("--targets") || A == "-o" || A.rfind("-D", 0) == 0) {
+      std::string Flag = A.rfind("-D", 0) == 0 ? "-D" : A.substr(0, A.find('='));
       V = Value(Flag.c_str());
       if (!V || V->empty())
         return Fail(kExitUser, Flag + " needs a value");
@@ -668,7 +1065,32 @@ int kiln::runtool::runTuneTool(const std::string &Tool, int Argc, char **Argv,
         O.Db = *V;
       else if (Flag == "-o")
         O.Output = *V;
-      else if (Flag == "--buffer") {
+      else if (Flag == "--sweep")
+        O.Sweep = *V;
+      else if (Flag == "--report")
+        O.Report = *V;
+      else if (Flag == "--targets") {
+        size_t Start = 0;
+        while (Start <= V->size()) {
+          size_t Comma = V->find(',', Start);
+          std::string T = V->substr(Start, Comma == std::string::npos
+                                               ? std::string::npos
+                                               : Comma - Start);
+          if (!T.empty())
+            Targets.push_back(T);
+          Start = Comma == std::string::npos ? V->size() + 1 : Comma + 1;
+        }
+      } else if (Flag == "-D") {
+        size_t Eq = V->find('=');
+        char *End = nullptr;
+        long long N = Eq == std::string::npos
+                          ? 0
+                          : std::strtoll(V->c_str() + Eq + 1, &End, 0);
+        if (Eq == std::string::npos || Eq == 0 || !End || *End ||
+            Eq + 1 == V->size())
+          return Fail(kExitUser, "-D expects NAME=INTEGER, found '" + *V + "'");
+        Pins.emplace_back(V->substr(0, Eq), int64_t(N));
+      } else if (Flag == "--buffer") {
         size_t Eq = V->find('=');
         if (Eq == std::string::npos || Eq == 0 || Eq + 1 == V->size())
           return Fail(kExitUser, "--buffer expects NAME=EXPR, found '" + *V +
@@ -678,7 +1100,7 @@ int kiln::runtool::runTuneTool(const std::string &Tool, int Argc, char **Argv,
         unsigned Sh = 0, N = 0;
         char Extra;
         if (std::sscanf(V->c_str(), "%u/%u%c", &Sh, &N, &Extra) != 2 ||
-            N == 0 || Sh >= N)
+            N == 0 || Sh >= N || !std::isdigit((unsigned char)(*V)[0]))
           return Fail(kExitUser, "--shard expects I/N with 0 <= I < N, found '" +
                                      *V + "'");
         O.Shard = Sh;
@@ -689,7 +1111,7 @@ int kiln::runtool::runTuneTool(const std::string &Tool, int Argc, char **Argv,
                                  " tune --help')");
     } else if (Mode == "merge") {
       O.Inputs.push_back(A);
-    } else if (O.Source.empty() && Mode == "sweep" && !Bundle) {
+    } else if (O.Source.empty() && Mode == "sweep") {
       O.Source = A;
     } else {
       return Fail(kExitUser, "unexpected argument '" + A + "'");
@@ -699,7 +1121,55 @@ int kiln::runtool::runTuneTool(const std::string &Tool, int Argc, char **Argv,
     return runMerge(O, Fail);
   if (Mode == "export")
     return runExport(O, Fail);
-  if (!Bundle && O.Source.empty())
-    return Fail(kExitUser, "no bundle given (see '" + Tool + " tune --help')");
-  return runSweep(O, Bundle, Label, Fail);
+
+  std::vector<SweepSpec> Specs;
+  if (!O.Sweep.empty()) {
+    if (!O.Source.empty() || !O.Kernel.empty() || !O.Shapes.empty() ||
+        !O.Sets.empty() || !O.Buffers.empty() || !Targets.empty() ||
+        !Pins.empty())
+      return Fail(kExitUser, "--sweep gives the sources, kernels, points, "
+                             "buffers, targets and pins: the command line may "
+                             "only add --device, --shard, --db, --report and "
+                             "--remeasure");
+    if (std::string Why = readSweepFile(O.Sweep, Specs); !Why.empty())
+      return Fail(kExitUser, Why);
+  } else {
+    if (O.Source.empty())
+      return Fail(kExitUser,
+                  "no bundle given (see '" + Tool + " tune --help')");
+    if (O.Kernel.empty())
+      return Fail(kExitUser, "no kernel given: use --kernel NAME");
+    if (O.Shapes.empty() && O.Sets.empty())
+      return Fail(kExitUser, "no points given: use --shapes \"A=1,B=2;...\"");
+    SweepSpec Spec;
+    Spec.Source = O.Source;
+    Spec.Kernel = O.Kernel;
+    Spec.Targets = Targets;
+    Spec.Pins = Pins;
+    std::vector<std::pair<std::string, std::string>> Common;
+    for (const std::string &Set : O.Sets) {
+      std::string Bad;
+      if (!splitAssignments(Set, Common, Bad))
+        return Fail(kExitUser, "--set: '" + Bad + "' is not NAME=VALUE");
+    }
+    std::vector<std::string> Shapes;
+    size_t Start = 0;
+    while (!O.Shapes.empty() && Start <= O.Shapes.size()) {
+      size_t Semi = O.Shapes.find(';', Start);
+      std::string Item = O.Shapes.substr(
+          Start, Semi == std::string::npos ? std::string::npos : Semi - Start);
+      Start = Semi == std::string::npos ? O.Shapes.size() + 1 : Semi + 1;
+      if (Item.find_first_not_of(" \t") != std::string::npos)
+        Shapes.push_back(Item);
+    }
+    if (!O.Shapes.empty() && Shapes.empty())
+      return Fail(kExitUser, "--shapes gives no point");
+    if (std::string Why = makePoints(Shapes, Common, Spec.Points);
+        !Why.empty())
+      return Fail(kExitUser, Why);
+    if (std::string Why = makeCounts(O.Buffers, Spec.Counts); !Why.empty())
+      return Fail(kExitUser, Why);
+    Specs.push_back(std::move(Spec));
+  }
+  return runSweep(O, std::move(Specs), Compile, Fail);
 }

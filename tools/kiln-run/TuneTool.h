@@ -8,20 +8,33 @@
 #ifndef KILN_TOOLS_KILN_RUN_TUNETOOL_H
 #define KILN_TOOLS_KILN_RUN_TUNETOOL_H
 
+#include "kiln/runtime.h"
+
+#include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace kiln::runtool {
 
 /// The usage of `kiln tune` (`Tool` is "kiln" or "kiln-run").
 std::string tuneUsage(const std::string &Tool);
 
-/// `TOOL tune ...`: argv[0] is "tune"; a sweep, `merge` or `export`. The
-/// source is a bundle file, or (from `kiln tune`) `Bundle` holds a bundle
-/// compiled in memory and `Label` names it. Exit codes: 0, 1 (a point
-/// failed), 2 (usage), 3 (I/O).
+/// Compiles a .tile file's kernel into a bundle in memory (for `targets`,
+/// default host, with `pins`); what `kiln tune` passes. An error with an
+/// empty message means the compiler already reported it.
+using TileCompiler = std::function<rt::Expected<std::string>(
+    const std::string &Path, const std::string &Kernel,
+    const std::vector<std::string> &Targets,
+    const std::vector<std::pair<std::string, int64_t>> &Pins)>;
+
+/// `TOOL tune ...`: argv[0] is "tune"; a sweep (one kernel from the command
+/// line, or a sweep file), `merge` or `export`. Sources are bundles, and
+/// .tile files when `Compile` is given. Exit codes: 0; 1 (a bad argument,
+/// or a point failed); 2 (I/O, the device).
 int runTuneTool(const std::string &Tool, int Argc, char **Argv,
-                const std::string *Bundle = nullptr,
-                const std::string &Label = "");
+                const TileCompiler *Compile = nullptr);
 
 } // namespace kiln::runtool
 

@@ -174,9 +174,7 @@ std::optional<std::string> subcommandUsage(llvm::StringRef cmd) {
   if (cmd == "inspect")
     return std::string("USAGE:\n") + kInspectUsage + "\n" + kInspectOptions;
   if (cmd == "tune")
-    return kiln::runtool::tuneUsage("kiln") +
-           "\n  With a .tile file: --targets=T,... (default host) and -D "
-           "NAME=VALUE as for\n  compile; the bundle is compiled in memory.\n";
+    return kiln::runtool::tuneUsage("kiln");
   return std::nullopt;
 }
 
@@ -1326,70 +1324,39 @@ int runRun(llvm::ArrayRef<const char *> args) {
                                           int(argv.size()), argv.data());
 }
 
-/// `kiln tune ...`: a .tile source is compiled in memory (for --targets,
-/// default host, with -D pins) and handed to the tune tool with the other
-/// arguments; a bundle, `merge` and `export` go to it as they are.
+/// `kiln tune ...`: the tune tool, able to compile .tile sources in memory
+/// (for their targets, default host, with their pins).
 int runTune(llvm::ArrayRef<const char *> args) {
-  std::vector<std::string> rest{"tune"};
-  Options opts;
-  opts.emit = "bundle";
-  bool tile = false;
-  bool sub = !args.empty() && (llvm::StringRef(args[0]) == "merge" ||
-                               llvm::StringRef(args[0]) == "export");
-  for (size_t i = 0; i < args.size(); ++i) {
-    llvm::StringRef a = args[i];
-    if (!sub && !tile && a.ends_with(".tile") && !a.starts_with("-")) {
-      tile = true;
-      opts.input = a.str();
-      continue;
-    }
-    if (!sub) {
-      // Compile options: only with a .tile source (checked below).
-      if (a == "-D" || (a.starts_with("-D") && a.size() > 2)) {
-        std::string v = a == "-D" ? (i + 1 < args.size() ? args[++i] : "")
-                                  : a.drop_front(2).str();
-        auto [name, num] = llvm::StringRef(v).split('=');
-        int64_t parsed;
-        if (name.empty() || num.empty() || num.getAsInteger(0, parsed))
-          return usageError("-D expects NAME=INTEGER, found '" + v + "'");
-        opts.pins[name.str()] = parsed;
-        continue;
-      }
-      if (a.starts_with("--targets")) {
-        std::string v = a.starts_with("--targets=") ? a.drop_front(10).str()
-                        : i + 1 < args.size()      ? std::string(args[++i])
-                                                    : "";
-        if (v.empty())
-          return usageError("--targets needs a list of targets");
-        for (llvm::StringRef t : llvm::split(v, ','))
-          if (!t.empty())
-            opts.targets.push_back(t.str());
-        continue;
-      }
-    }
-    rest.push_back(a.str());
-  }
-  std::string bundleBytes;
-  std::string label;
-  if (tile) {
-    if (opts.targets.empty())
-      opts.targets = {std::string(kHostTarget)};
-    for (size_t i = 0; i + 1 < rest.size(); ++i)
-      if (rest[i] == "--kernel")
-        opts.kernels = {rest[i + 1]};
-    opts.bundleSink = &bundleBytes;
+  kiln::runtool::TileCompiler compile =
+      [](const std::string &path, const std::string &kernel,
+         const std::vector<std::string> &targets,
+         const std::vector<std::pair<std::string, int64_t>> &pins)
+      -> kiln::rt::Expected<std::string> {
+    Options opts;
+    opts.emit = "bundle";
+    opts.input = path;
+    opts.kernels = {kernel};
+    opts.targets = targets.empty() ? std::vector<std::string>{kHostTarget}
+                                   : targets;
+    for (const auto &[name, value] : pins)
+      opts.pins[name] = value;
+    std::string bytes;
+    opts.bundleSink = &bytes;
     if (int rc = runCompile(opts))
-      return rc;
-    label = llvm::sys::path::filename(opts.input).str() + " (compiled)";
-  } else if (!opts.pins.empty() || !opts.targets.empty()) {
-    return usageError("kiln tune: -D and --targets apply to a .tile source "
-                      "only");
-  }
+      // runCompile printed the error.
+      return kiln::rt::Error(rc == kExitUser ? kiln::rt::ErrorCode::InvalidArgument
+                                             : kiln::rt::ErrorCode::IO,
+                             "");
+    return bytes;
+  };
+  std::vector<std::string> rest{"tune"};
+  for (const char *a : args)
+    rest.push_back(a);
   std::vector<char *> argv;
   for (std::string &s : rest)
     argv.push_back(s.data());
   return kiln::runtool::runTuneTool("kiln", int(argv.size()), argv.data(),
-                                    tile ? &bundleBytes : nullptr, label);
+                                    &compile);
 }
 
 int kiln::runDriver(llvm::ArrayRef<const char *> args) {
