@@ -55,6 +55,7 @@ llvm::Error makeError(const llvm::Twine &msg) {
 class HostBackend final : public kiln::TargetBackend {
 public:
   llvm::StringRef getName() const override { return "host"; }
+  bool kernelNamedEntries() const override { return true; }
 
   bool handlesArch(llvm::StringRef arch) const override {
     return arch == "host" || arch == "native" || arch == "generic" ||

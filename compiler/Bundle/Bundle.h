@@ -19,7 +19,7 @@ namespace kiln::bundle {
 
 /// The bundle format version this compiler writes and reads. It changes
 /// whenever a reader of the previous version would misread a new bundle.
-constexpr unsigned kFormatVersion = 2;
+constexpr unsigned kFormatVersion = 3;
 /// `kiln.format` of the manifest binary and `format` of its JSON.
 constexpr const char *kFormatName = "kiln-bundle";
 
@@ -82,6 +82,10 @@ struct Image {
   std::string requiresJson = "{}";  ///< A JSON object; "{}": not written.
   std::string assumesJson = "{}";   ///< A JSON object; "{}": not written.
   std::string bytes;
+  /// Reader only: the manifest index of the image whose code object this
+  /// one shares (its bytes are copied here); -1 for its own. The writer
+  /// decides sharing itself: identical code objects are stored once.
+  int64_t shares = -1;
 };
 
 struct Bundle {

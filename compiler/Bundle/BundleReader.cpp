@@ -256,6 +256,26 @@ public:
         return false;
       image.resourcesJson =
           resources->dump(-1, ' ', false, Json::error_handler_t::replace);
+      // Optional: the earlier image whose code object this one shares.
+      if (auto it = img.find("shares"); it != img.end()) {
+        if (!it->is_number_integer() || it->get<int64_t>() < 0 ||
+            it->get<int64_t>() >= int64_t(images.size())) {
+          error = join(p, "shares") + " must be the index of an earlier image";
+          return false;
+        }
+        image.shares = it->get<int64_t>();
+        const Image &from = images[size_t(image.shares)];
+        if (from.shares >= 0) {
+          error = join(p, "shares") + " names an image that shares another's";
+          return false;
+        }
+        if (from.triple != image.triple || from.arch != image.arch ||
+            from.entry != image.entry) {
+          error = join(p, "shares") + " names an image of another triple, "
+                                      "arch or entry";
+          return false;
+        }
+      }
       // Optional: what a device needs, what the arguments must satisfy.
       for (auto [key, out] : {std::pair{"requires", &image.requiresJson},
                               std::pair{"assumes", &image.assumesJson}}) {
@@ -373,11 +393,23 @@ llvm::Expected<BundleFile> bundle::readBundle(llvm::MemoryBufferRef file) {
   if (!decoder.decode(json, result.bundle))
     return corrupt("manifest: " + decoder.error);
 
-  // The binaries that follow are the manifest's images, in its order.
+  // The binaries that follow are the manifest's images that have their
+  // own code object, in its order; the others share an earlier one's.
   std::vector<Image> &images = result.bundle.images;
   size_t found = 0;
+  auto shareEarlier = [&] {
+    while (found < images.size() && images[found].shares >= 0) {
+      const Image &from = images[size_t(images[found].shares)];
+      images[found].imageKind = from.imageKind;
+      images[found].offloadKind = from.offloadKind;
+      images[found].bytes = from.bytes;
+      result.placements.push_back(result.placements[size_t(images[found].shares)]);
+      ++found;
+    }
+  };
+  shareEarlier();
   for (uint64_t offset = (*manifest)->getSize(); offset < data.size();
-       ++found) {
+       ++found, shareEarlier()) {
     auto binary = parseBinary(data, offset);
     if (!binary)
       return binary.takeError();

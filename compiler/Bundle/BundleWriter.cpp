@@ -120,8 +120,16 @@ llvm::Expected<std::string> bundle::writeBundle(const Bundle &bundle) {
                           (assumes.empty() ? "" : " with the same assumptions"));
   }
 
-  // The manifest lists the images in the order of the binaries.
+  // The manifest lists the images in the order of the binaries. An image
+  // whose code object (bytes, kinds, triple, arch and entry) equals an
+  // earlier one's has no binary: its manifest entry says "shares": the
+  // index of that image (counting every image of the manifest in order).
   std::vector<const Image *> ordered;
+  std::map<std::tuple<uint16_t, uint16_t, std::string, std::string,
+                      std::string, std::string>,
+           int64_t>
+      firstOf;
+  int64_t imageIndex = 0;
   Json kernels = Json::array();
   for (auto [k, kernel] : llvm::enumerate(bundle.kernels)) {
     const KernelSignature &sig = kernel.signature;
@@ -166,8 +174,16 @@ llvm::Expected<std::string> bundle::writeBundle(const Bundle &bundle) {
                                    /*allow_exceptions=*/false);
         if (!assumes.empty())
           entry["assumes"] = std::move(assumes);
+        auto [first, isNew] = firstOf.emplace(
+            std::make_tuple(image.imageKind, image.offloadKind, image.triple,
+                            image.arch, image.entry, image.bytes),
+            imageIndex);
+        if (isNew)
+          ordered.push_back(&image);
+        else
+          entry["shares"] = first->second;
+        ++imageIndex;
         images.push_back(std::move(entry));
-        ordered.push_back(&image);
       }
       variants.push_back({{"index", index},
                           {"const", std::move(constValues)},

@@ -66,6 +66,12 @@ public:
   /// True if this backend compiles for `arch` ("host", "native",
   /// "sm_90a", "gfx942", ...).
   virtual bool handlesArch(llvm::StringRef arch) const = 0;
+  /// True when every variant's code object names its entry by the kernel
+  /// alone ("softmax", not "softmax_v3"): each variant is a code object of
+  /// its own, so variants whose code is the same (the host's, differing
+  /// only in warps or stages) give the same bytes, which a bundle stores
+  /// once.
+  virtual bool kernelNamedEntries() const { return false; }
   /// Compiles one specialized variant module. `entry` is the symbol name
   /// the code object must export for the kernel. User errors in the module
   /// (e.g. something the target cannot express) are emitted as MLIR

@@ -252,7 +252,7 @@ Error matchImages(const std::vector<RawBinary> &Binaries, BundleData &Data) {
         if (std::to_string(V.Index) != VariantText)
           continue;
         for (ImageInfo &Img : V.Images)
-          if (Img.Triple == Triple && Img.Arch == Arch) {
+          if (Img.Triple == Triple && Img.Arch == Arch && Img.Shares < 0) {
             Listed = true;
             if (!Match && !Img.Size && !Img.Offset)
               Match = &Img;
@@ -276,6 +276,38 @@ Error matchImages(const std::vector<RawBinary> &Binaries, BundleData &Data) {
     Match->OffloadKind = Raw.OffloadKind;
     Match->Offset = Raw.ImageOffset;
     Match->Size = Raw.ImageSize;
+  }
+  // Images that share an earlier image's code object (format 3): the
+  // index counts every image of the manifest in order.
+  std::vector<ImageInfo *> All;
+  for (KernelInfo &K : Data.Kernels)
+    for (VariantInfo &V : K.Variants)
+      for (ImageInfo &Img : V.Images)
+        All.push_back(&Img);
+  for (size_t I = 0; I < All.size(); ++I) {
+    ImageInfo &Img = *All[I];
+    if (Img.Shares < 0)
+      continue;
+    std::string Where = "manifest: image " + std::to_string(I) + " (" +
+                        Img.Triple + " " + Img.Arch + ", entry '" + Img.Entry +
+                        "')";
+    if (Img.Shares >= int64_t(I))
+      return bundleError(Name, ErrorCode::InvalidBundle,
+                         Where + " shares image " +
+                             std::to_string(Img.Shares) +
+                             ", which is not an earlier one");
+    const ImageInfo &From = *All[size_t(Img.Shares)];
+    if (From.Shares >= 0 || From.Triple != Img.Triple ||
+        From.Arch != Img.Arch || From.Entry != Img.Entry)
+      return bundleError(Name, ErrorCode::InvalidBundle,
+                         Where + " shares image " +
+                             std::to_string(Img.Shares) +
+                             ", which has another triple, arch or entry, or "
+                             "shares a third one");
+    Img.ImageKind = From.ImageKind;
+    Img.OffloadKind = From.OffloadKind;
+    Img.Offset = From.Offset;
+    Img.Size = From.Size;
   }
   // A variant may have several images for one target: a PTX and a cubin,
   // a generic image and fast paths with more assumptions; never two alike.

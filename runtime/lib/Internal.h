@@ -76,7 +76,7 @@ std::optional<int64_t> resourceInt(const std::string &ResourcesJson,
 bool sameAssumptions(const ImageAssumptions &A, const ImageAssumptions &B);
 
 /// The one format version this runtime reads.
-constexpr unsigned kFormatVersion = 2;
+constexpr unsigned kFormatVersion = 3;
 constexpr unsigned kContainerVersion = 1;
 
 //===----------------------------------------------------------------------===//

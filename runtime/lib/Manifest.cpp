@@ -265,6 +265,14 @@ private:
           return E;
         auto ResIt = IJ.find("resources");
         Img.Resources = ResIt == IJ.end() ? "{}" : ResIt->dump();
+        // "shares": the index of an earlier image (in manifest order)
+        // whose code object this one uses; checked in matchImages.
+        if (auto ShIt = IJ.find("shares"); ShIt != IJ.end()) {
+          int64_t Shares;
+          if (!getInt(*ShIt, Shares) || Shares < 0)
+            return fail(IWhere + "'shares' must be an image index");
+          Img.Shares = Shares;
+        }
         V.Images.push_back(std::move(Img));
       }
       K.Variants.push_back(std::move(V));

@@ -17,6 +17,7 @@
 #include "TuningDb.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -361,6 +362,21 @@ struct Measurer {
       return Error(ErrorCode::LaunchRefused,
                    "its grid is empty for these arguments");
     Candidate Exact{Position, Slot};
+    // A variant whose code object and grid are those of one measured
+    // already (the host's variants that differ only in warps or stages)
+    // takes its time: the same launch would be timed again.
+    const ImageInfo &Img =
+        K.Variants[Position]
+            .Images[M.Kernels[Kernel].Variants[Position].Images[Slot].Index];
+    std::array<int64_t, 5> CodeKey = {int64_t(Img.Offset), int64_t(Img.Size),
+                                      Plan->Grid[0], Plan->Grid[1],
+                                      Plan->Grid[2]};
+    if (auto It = ByCode.find(CodeKey); It != ByCode.end()) {
+      VariantTiming T = It->second;
+      T.Variant = K.Variants[C.Position].Index;
+      T.Config = K.variantConfig(K.Variants[C.Position]);
+      return T;
+    }
     DeviceImpl &D = *M.Device;
     // Warm-up (loads the code object).
     if (Error E = Saved.restore())
@@ -407,8 +423,12 @@ struct Measurer {
     T.Milliseconds = median(Times);
     T.Repeats = unsigned(Times.size());
     T.MeasuredNow = true;
+    ByCode[CodeKey] = T;
     return T;
   }
+
+  /// Times by (code object, grid), for variants that share one.
+  std::map<std::array<int64_t, 5>, VariantTiming> ByCode;
 };
 
 /// Reads a bucket from the database once per module.

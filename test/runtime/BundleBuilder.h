@@ -71,8 +71,8 @@ struct BundleSpec {
   std::string Triple = hostTriple();
   std::string Arch = hostArch();
   /// kiln.format-version of the manifest binary and of the images.
-  std::string FormatVersion = "2";
-  int64_t JsonVersion = 2;
+  std::string FormatVersion = "3";
+  int64_t JsonVersion = 3;
 };
 
 /// The manifest JSON of a spec.

@@ -180,12 +180,12 @@ TEST(BundleReader, UnknownVersions) {
             "runtime reads container version 1)");
 
   BundleSpec Newer = smallSpec();
-  Newer.FormatVersion = "3";
+  Newer.FormatVersion = "4";
   auto F = read(buildBundle(Newer));
   ASSERT_FALSE(F);
   EXPECT_EQ(F.error().code(), ErrorCode::UnsupportedVersion);
-  EXPECT_EQ(F.error().message(), "b.kpack: bundle format version 3 is not "
-                                 "supported (this runtime reads version 2)");
+  EXPECT_EQ(F.error().message(), "b.kpack: bundle format version 4 is not "
+                                 "supported (this runtime reads version 3)");
 
   BundleSpec Json = smallSpec();
   Json.JsonVersion = 7;
@@ -193,7 +193,7 @@ TEST(BundleReader, UnknownVersions) {
   ASSERT_FALSE(J);
   EXPECT_EQ(J.error().code(), ErrorCode::UnsupportedVersion);
   EXPECT_EQ(J.error().message(), "b.kpack: bundle format version 7 is not "
-                                 "supported (this runtime reads version 2)");
+                                 "supported (this runtime reads version 3)");
 }
 
 TEST(BundleReader, StructuralDamage) {

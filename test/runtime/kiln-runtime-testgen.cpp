@@ -4,7 +4,7 @@
 //
 //   kiln-runtime-testgen bundle KIND OUT
 //       KIND: basic (vadd, tag, bcopy, scale, printer, trapper, scalars),
-//       tiny (the same with 4-byte fake code objects), gpu-only, format3,
+//       tiny (the same with 4-byte fake code objects), gpu-only, format4,
 //       container2, truncated, corrupt-json, cuda (vadd and trapper for the
 //       fake CUDA driver, FakeCuda.h), cuda-garbage (the same with code objects
 //       the driver refuses), hip and hip-garbage (the same for the fake
@@ -116,8 +116,8 @@ int bundle(const std::string &Kind, const std::string &Out) {
     Spec.Triple = "nvptx64-nvidia-cuda";
     Spec.Arch = "sm_90a";
     Bytes = buildBundle(Spec);
-  } else if (Kind == "format3") {
-    Spec.FormatVersion = "3";
+  } else if (Kind == "format4") {
+    Spec.FormatVersion = "4";
     Bytes = buildBundle(Spec);
   } else if (Kind == "container2") {
     Bytes = buildBundle(Spec);

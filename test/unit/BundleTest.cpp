@@ -144,7 +144,7 @@ TEST(BundleTest, ManifestHasSortedKeysAndNoHostCpuWithoutHost) {
                       R"({"div":4,"name":"n","type":"u32"},)"
                       R"({"name":"flag","type":"bool"}])"),
             std::string::npos);
-  EXPECT_NE(json.find(R"("source":"k.tile","version":2})"), std::string::npos);
+  EXPECT_NE(json.find(R"("source":"k.tile","version":3})"), std::string::npos);
 }
 
 TEST(BundleTest, EmptyBundle) {
@@ -288,13 +288,13 @@ TEST(BundleTest, UnknownVersionsAreRefused) {
   // The format version, in the manifest's strings.
   llvm::object::OffloadBinary::OffloadingImage image;
   image.Image = llvm::MemoryBuffer::getMemBuffer(
-      R"({"format":"kiln-bundle","version":3})", "", false);
+      R"({"format":"kiln-bundle","version":4})", "", false);
   image.StringData["kiln.format"] = "kiln-bundle";
-  image.StringData["kiln.format-version"] = "3";
+  image.StringData["kiln.format-version"] = "4";
   auto manifest = llvm::object::OffloadBinary::write(image);
   EXPECT_EQ(readError(manifest.str()),
-            "unsupported kiln bundle format version 3 (this kiln reads "
-            "version 2)");
+            "unsupported kiln bundle format version 4 (this kiln reads "
+            "version 3)");
 }
 
 TEST(BundleTest, ManifestAndImagesMustAgree) {
@@ -330,25 +330,25 @@ TEST(BundleTest, BadManifestJson) {
     llvm::object::OffloadBinary::OffloadingImage image;
     image.Image = llvm::MemoryBuffer::getMemBuffer(json, "", false);
     image.StringData["kiln.format"] = "kiln-bundle";
-    image.StringData["kiln.format-version"] = "2";
+    image.StringData["kiln.format-version"] = "3";
     return readError(llvm::object::OffloadBinary::write(image).str());
   };
   EXPECT_EQ(manifestOnly("{"),
             "corrupt bundle: the manifest is not valid JSON");
   EXPECT_EQ(manifestOnly("[]"),
             "corrupt bundle: manifest: expected an object");
-  EXPECT_EQ(manifestOnly(R"({"format":"kiln-bundle","version":2,)"
+  EXPECT_EQ(manifestOnly(R"({"format":"kiln-bundle","version":3,)"
                          R"("source":"a.tile","kernels":[{"name":"k",)"
                          R"("params":[{"name":"x","type":3}]}]})"),
             "corrupt bundle: manifest: kernels[0].params[0].type: expected a "
             "string");
-  EXPECT_EQ(manifestOnly(R"({"format":"kiln-bundle","version":2,)"
+  EXPECT_EQ(manifestOnly(R"({"format":"kiln-bundle","version":3,)"
                          R"("source":"a.tile"})"),
             "corrupt bundle: manifest: missing 'kernels'");
-  EXPECT_EQ(manifestOnly(R"({"format":"kiln-bundle","version":3,)"
+  EXPECT_EQ(manifestOnly(R"({"format":"kiln-bundle","version":2,)"
                          R"("source":"a.tile","kernels":[]})"),
-            "corrupt bundle: manifest: version: 3, but the binary's "
-            "kiln.format-version is 2");
+            "corrupt bundle: manifest: version: 2, but the binary's "
+            "kiln.format-version is 3");
 }
 
 } // namespace

@@ -577,7 +577,9 @@ std::optional<int> compileVariant(mlir::ModuleOp variantModule,
   // The backend gets a copy: the module serves every target.
   mlir::OwningOpRef<mlir::ModuleOp> copy(
       llvm::cast<mlir::ModuleOp>(variantModule->clone()));
-  std::string entry = bundle::variantName(name, variant.index);
+  std::string entry = target.backend->kernelNamedEntries()
+                          ? name
+                          : bundle::variantName(name, variant.index);
   llvm::Expected<std::vector<CodeObject>> objects =
       target.backend->compileImages(*copy, target.arch, entry);
   if (!objects) {

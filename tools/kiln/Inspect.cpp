@@ -114,6 +114,12 @@ void printText(const bundle::BundleFile &file, llvm::raw_ostream &os) {
           os << " (emulated "
              << llvm::StringRef(image.arch).drop_front(4) << ")";
         os << ", " << image.bytes.size() << " bytes";
+        // Identical code objects are stored once (docs/bundle.md).
+        if (image.shares >= 0) {
+          const bundle::Image &from = b.images[size_t(image.shares)];
+          os << " (the code object of " << from.kernel << "_v" << from.variant
+             << ")";
+        }
         if (image.resourcesJson != "{}")
           os << ", resources " << image.resourcesJson;
         if (image.requiresJson != "{}")

@@ -286,6 +286,10 @@ struct ImageInfo {
   std::string Resources;    ///< the manifest's "resources" object, as JSON
   ImageRequirements Requires;
   ImageAssumptions Assumes;
+  /// The manifest index (every image of the manifest, in order) of the
+  /// earlier image whose code object this one shares (identical code
+  /// objects are stored once); -1 for its own.
+  int64_t Shares = -1;
 };
 
 struct VariantInfo {
