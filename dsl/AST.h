@@ -289,6 +289,9 @@ struct TuneClause {
   std::vector<TuneEntry> entries;
   ExprPtr where; ///< May be null.
   std::vector<std::unique_ptr<IdentExpr>> key; ///< May be empty.
+  /// Per key param: how its values are bucketed, "pow2" (the default,
+  /// `key (n)`) or "exact" (`key (n: exact)`).
+  std::vector<std::string> keyBuckets;
   bool hasKey = false;
 };
 

@@ -254,7 +254,10 @@ void Printer::printKernel(const KernelDecl &k) {
     if (t.hasKey) {
       line(2) << "key (";
       for (size_t i = 0; i < t.key.size(); ++i)
-        os << (i ? ", " : "") << t.key[i]->name;
+        os << (i ? ", " : "") << t.key[i]->name
+           << (i < t.keyBuckets.size() && t.keyBuckets[i] != "pow2"
+                   ? ": " + t.keyBuckets[i]
+                   : std::string());
       os << ")\n";
     }
   }

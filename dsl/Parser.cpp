@@ -481,6 +481,19 @@ bool Parser::parseTune(KernelDecl &kernel) {
       tune.key.push_back(
           std::make_unique<IdentExpr>(tok().getRange(), tok().text.str()));
       consume();
+      // `n: exact` or `n: pow2` (the default).
+      std::string bucket = "pow2";
+      if (consumeIf(TokenKind::Colon)) {
+        if (tok().isNot(TokenKind::Identifier) ||
+            (tok().text != "exact" && tok().text != "pow2")) {
+          errorExpected("a bucketing after ':' in 'key (...)': 'exact' or "
+                        "'pow2'");
+          return false;
+        }
+        bucket = tok().text.str();
+        consume();
+      }
+      tune.keyBuckets.push_back(bucket);
       if (!consumeIf(TokenKind::Comma))
         break;
       if (tok().is(TokenKind::RParen))

@@ -236,6 +236,7 @@ std::optional<TuneSpace> kiln::dsl::buildTuneSpace(const KernelDecl &k,
     }
     for (auto &key : k.tune->key)
       space.key.push_back(key->name);
+    space.keyBuckets = k.tune->keyBuckets;
   }
   // -D pins.
   for (auto &pin : pins) {

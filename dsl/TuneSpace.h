@@ -60,8 +60,9 @@ struct TuneSpace {
   std::vector<std::string> launchConditions;
   /// The same conjuncts as written in the source (for messages).
   std::vector<std::string> launchConditionTexts;
-  /// `key(...)` names.
+  /// `key(...)` names, and how each is bucketed ("pow2", "exact").
   std::vector<std::string> key;
+  std::vector<std::string> keyBuckets;
 };
 
 /// Enumerates the tune space of `kernel`. `pins` (from -D) fix const params

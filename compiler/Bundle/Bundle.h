@@ -49,6 +49,8 @@ struct KernelMetadata {
   KernelSignature signature;
   std::vector<std::string> grid;             ///< Prefix form, one per axis.
   std::vector<std::string> key;              ///< Names of params.
+  /// Per key param, "pow2" or "exact"; empty: every key is "pow2".
+  std::vector<std::string> keyBuckets;
   std::vector<std::string> launchConditions; ///< Prefix form.
   std::vector<VariantMetadata> variants;     ///< By increasing index.
   /// The pointer params that some variant may write through (a store, an

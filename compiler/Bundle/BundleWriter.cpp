@@ -199,6 +199,8 @@ llvm::Expected<std::string> bundle::writeBundle(const Bundle &bundle) {
                   {"variants", std::move(variants)}};
     if (!kernel.hash.empty())
       entry["hash"] = kernel.hash;
+    if (!kernel.keyBuckets.empty())
+      entry["key_buckets"] = toJson(kernel.keyBuckets);
     if (!kernel.tuned.empty()) {
       Json tuned = Json::array();
       for (const KernelMetadata::TunedChoice &t : kernel.tuned)

@@ -142,6 +142,7 @@ bundle::collectKernelMetadata(ModuleOp specialized,
           return std::move(err);
         kernel.grid = getStrings(fn, "kiln.grid");
         kernel.key = getStrings(fn, "kiln.key");
+        kernel.keyBuckets = getStrings(fn, "kiln.key_buckets");
         kernel.launchConditions = getStrings(fn, "kiln.where");
       }
       VariantMetadata v;

@@ -134,6 +134,20 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
       name == getWhereAttrName())
     return verifyOnFunction(op, name);
 
+  // Per key: "pow2" or "exact" (`key (n: exact)`).
+  if (name == "kiln.key_buckets") {
+    if (failed(verifyOnFunction(op, name)))
+      return failure();
+    auto buckets = dyn_cast<ArrayAttr>(value);
+    if (!buckets || !llvm::all_of(buckets, [](Attribute a) {
+          auto s = dyn_cast<StringAttr>(a);
+          return s && (s.getValue() == "pow2" || s.getValue() == "exact");
+        }))
+      return op->emitError() << "'" << name
+                             << "' must be an array of \"pow2\" or \"exact\"";
+    return success();
+  }
+
   return op->emitError() << "unknown kiln attribute '" << name << "'";
 }
 

@@ -232,6 +232,14 @@ void MLIRGen::emitKernel(const KernelToEmit &k) {
   for (auto &name : k.space.key)
     key.push_back(builder.getStringAttr(name));
   fn->setAttr("kiln.key", builder.getArrayAttr(key));
+  // Only when some key is not bucketed to powers of two (the default).
+  if (llvm::any_of(k.space.keyBuckets,
+                   [](const std::string &b) { return b != "pow2"; })) {
+    SmallVector<Attribute> buckets;
+    for (auto &b : k.space.keyBuckets)
+      buckets.push_back(builder.getStringAttr(b));
+    fn->setAttr("kiln.key_buckets", builder.getArrayAttr(buckets));
+  }
   SmallVector<Attribute> where;
   for (auto &c : k.space.launchConditions)
     where.push_back(builder.getStringAttr(c));

@@ -124,6 +124,19 @@ public:
         K.Tuned.push_back({*Dev, *Bucket, *Variant});
       }
     }
+    K.KeyExact.assign(K.Key.size(), false);
+    if (J.contains("key_buckets")) {
+      std::vector<std::string> Buckets;
+      if (!getStrings(J, "key_buckets", Buckets) ||
+          Buckets.size() != K.Key.size())
+        return fail("'key_buckets' must be an array of strings, one per key");
+      for (size_t I = 0; I < Buckets.size(); ++I) {
+        if (Buckets[I] != "pow2" && Buckets[I] != "exact")
+          return fail("key '" + K.Key[I] + "' has an unknown bucketing '" +
+                      Buckets[I] + "' (expected pow2 or exact)");
+        K.KeyExact[I] = Buckets[I] == "exact";
+      }
+    }
     for (const std::string &Key : K.Key) {
       const ParamInfo *P = findParam(Key);
       if (!P || P->Type.IsPointer || !isIntegerType(P->Type.Element))

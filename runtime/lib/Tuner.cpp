@@ -208,15 +208,16 @@ int64_t bucketOf(int64_t V) {
 /// "M=4096, N=4096, K=4096": each key argument's bucket.
 std::string bucketText(const KernelInfo &K, const std::vector<Arg> &Args) {
   std::string Out;
-  for (const std::string &Key : K.Key)
+  for (size_t N = 0; N < K.Key.size(); ++N)
     for (size_t I = 0; I < K.Params.size(); ++I)
-      if (K.Params[I].Name == Key) {
+      if (K.Params[I].Name == K.Key[N]) {
         int64_t V = isSignedType(Args[I].type()) ? Args[I].asInt64()
                                                  : int64_t(std::min<uint64_t>(
                                                        Args[I].bits(),
                                                        uint64_t(1) << 62));
-        Out += (Out.empty() ? "" : ", ") + Key + "=" +
-               std::to_string(bucketOf(V));
+        bool Exact = N < K.KeyExact.size() && K.KeyExact[N];
+        Out += (Out.empty() ? "" : ", ") + K.Key[N] + "=" +
+               std::to_string(Exact ? V : bucketOf(V));
       }
   return Out;
 }

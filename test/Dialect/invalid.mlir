@@ -712,6 +712,13 @@ func.func @variants_not_dicts() attributes {kiln.variants = [1]} {
 
 // -----
 
+// expected-error @below {{'kiln.key_buckets' must be an array of "pow2" or "exact"}}
+func.func @key_buckets_fuzzy() attributes {kiln.key_buckets = ["fuzzy"]} {
+  return
+}
+
+// -----
+
 // expected-error @below {{'kiln.variant' is only valid on a builtin.module}}
 func.func @variant_on_function() attributes {kiln.variant = {BLOCK = 1 : i32}} {
   return

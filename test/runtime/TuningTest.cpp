@@ -86,6 +86,20 @@ protected:
     return {Arg::pointer(B, ScalarType::F32), Arg::i32(N), Arg::i32(kMicros)};
   }
 
+  /// The spin kernel's bundle with an edited manifest, loaded.
+  Expected<Module> loadManifest(const nlohmann::json &M) {
+    std::string Text = M.dump();
+    std::string Bytes = buildBundle({{spinKernel(3)}}, &Text);
+    return Dev->loadModuleMemory(Bytes.data(), Bytes.size(), "edited.kpack");
+  }
+  /// That the edited manifest is refused with a message holding `Want`.
+  void expectRefused(const nlohmann::json &M, const std::string &Want) {
+    auto Bad = loadManifest(M);
+    ASSERT_FALSE(Bad);
+    EXPECT_NE(Bad.error().message().find(Want), std::string::npos)
+        << Bad.error().message();
+  }
+
   size_t rowCount() {
     auto Db = TuningDatabase::open(Dir + "/tuning.db", false);
     EXPECT_TRUE(Db) << Db.error().message();
@@ -238,6 +252,29 @@ TEST_F(TuningTest, KeyBucketsAreTheNextPowerOfTwo) {
   ASSERT_TRUE(Zero);
   EXPECT_EQ(Zero->Bucket, "n=0");
   EXPECT_EQ(rowCount(), 9u);
+}
+
+TEST_F(TuningTest, AnExactKeyIsNotBucketed) {
+  nlohmann::json M = manifestJson({{spinKernel(3)}});
+  M["kernels"][0]["key_buckets"] = {"exact"};
+  auto Mod = loadManifest(M);
+  ASSERT_TRUE(Mod) << Mod.error().message();
+  auto K = Mod->kernel("spin");
+  ASSERT_TRUE(K);
+  EXPECT_EQ(K->info().KeyExact, std::vector<bool>{true});
+  Buffer B = upload(inputs(1024));
+  auto P = K->launch(*Str, args(B, 1000));
+  ASSERT_TRUE(P) << P.error().message();
+  EXPECT_EQ(P->Bucket, "n=1000");
+  EXPECT_EQ(P->Source, ChoiceSource::Measured);
+  auto Q = K->launch(*Str, args(B, 1001));
+  ASSERT_TRUE(Q);
+  EXPECT_EQ(Q->Bucket, "n=1001");
+  EXPECT_EQ(Q->Source, ChoiceSource::Measured);
+
+  M["kernels"][0]["key_buckets"] = {"fuzzy"};
+  expectRefused(M, "key 'n' has an unknown bucketing 'fuzzy' (expected pow2 "
+                   "or exact)");
 }
 
 TEST_F(TuningTest, AddingAVariantKeepsTheOtherMeasurements) {
@@ -435,9 +472,7 @@ TEST_F(TuningTest, AShippedTableIsUsedAndNothingIsMeasured) {
       {{"device", "NVIDIA H100 80GB HBM3 / sm_90 / driver 13000"},
        {"bucket", "n=64"},
        {"variant", "DELAY=1, warps=4, stages=2"}}};
-  std::string Text = M.dump();
-  std::string Bytes = buildBundle({{spinKernel(3)}}, &Text);
-  auto Mod = Dev->loadModuleMemory(Bytes.data(), Bytes.size(), "tuned.kpack");
+  auto Mod = loadManifest(M);
   ASSERT_TRUE(Mod) << Mod.error().message();
   auto K = Mod->kernel("spin");
   ASSERT_TRUE(K);
@@ -464,14 +499,8 @@ TEST_F(TuningTest, AShippedTableIsUsedAndNothingIsMeasured) {
 
   // A bad "tuned" is a bundle error.
   M["kernels"][0]["tuned"] = {{{"device", Model}, {"bucket", 3}}};
-  Text = M.dump();
-  Bytes = buildBundle({{spinKernel(3)}}, &Text);
-  auto Bad = Dev->loadModuleMemory(Bytes.data(), Bytes.size(), "bad.kpack");
-  ASSERT_FALSE(Bad);
-  EXPECT_NE(Bad.error().message().find("a 'tuned' choice needs string "
-                                       "'device', 'bucket' and 'variant'"),
-            std::string::npos)
-      << Bad.error().message();
+  expectRefused(M, "a 'tuned' choice needs string 'device', 'bucket' and "
+                   "'variant'");
 }
 
 TEST(TuningDatabaseTest, MergeKeepsTheLaterMeasurement) {

@@ -27,6 +27,8 @@
 #include "dsl/Sema.h"
 #include "dsl/TuneSpace.h"
 
+#include "RunReport.h"
+#include "kiln/runtime.h"
 #include "RunTool.h"
 #include "TuneTool.h"
 
@@ -224,6 +226,9 @@ struct Options {
   std::string tuned;
   /// --jobs N: compile workers (0: $KILN_JOBS, else one per core).
   unsigned jobs = 0;
+  /// kiln run: compile one variant and give its code objects to every
+  /// variant, a bundle only good for planning a launch (which variant).
+  bool planOnly = false;
 };
 
 /// A requested target and the backend that compiles it.
@@ -891,7 +896,10 @@ int emitBundle(
   size_t variantCount = 0;
   for (const bundle::KernelMetadata &kernel : *metadata)
     variantCount += kernel.variants.size();
-  bool parallel = workers > 1 && variantCount * targets.size() > 1;
+  bool parallel = workers > 1 && variantCount * targets.size() > 1 &&
+                  !opts.planOnly;
+  // --plan-only (kiln run): the first job's images stand for every job.
+  std::vector<bundle::Image> planImages;
   texts.reserve(variantCount);
   for (const bundle::KernelMetadata &kernel : *metadata)
     for (const bundle::VariantMetadata &variant : kernel.variants) {
@@ -911,13 +919,21 @@ int emitBundle(
         job.variant = &variant;
         job.target = &target;
         job.ir = parallel ? &texts.back() : nullptr;
-        if (!parallel) {
+        if (opts.planOnly && !planImages.empty()) {
+          job.images = planImages;
+          for (bundle::Image &image : job.images) {
+            image.kernel = kernel.signature.name;
+            image.variant = variant.index;
+          }
+        } else if (!parallel) {
           llvm::raw_string_ostream errs(job.errors);
           job.rc = compileVariant(variantModule, kernel, variant, target,
                                   job.images, job.dropped, errs);
           llvm::errs() << job.errors;
           if (job.rc)
             return *job.rc;
+          if (opts.planOnly && job.dropped.empty())
+            planImages = job.images;
         }
         jobs.push_back(std::move(job));
       }
@@ -1180,8 +1196,15 @@ int runCompile(const Options &opts) {
     for (auto &k : toEmit) {
       os << "kernel " << k.kernel->name << ": " << k.space.variants.size()
          << " variant" << (k.space.variants.size() == 1 ? "" : "s");
-      if (!k.space.key.empty())
-        os << ", key (" << llvm::join(k.space.key, ", ") << ")";
+      if (!k.space.key.empty()) {
+        std::vector<std::string> keys;
+        for (auto [i, name] : llvm::enumerate(k.space.key))
+          keys.push_back(i < k.space.keyBuckets.size() &&
+                                 k.space.keyBuckets[i] != "pow2"
+                             ? name + ": " + k.space.keyBuckets[i]
+                             : name);
+        os << ", key (" << llvm::join(keys, ", ") << ")";
+      }
       os << "\n";
       for (auto &c : k.space.launchConditionTexts)
         os << "  at launch: " << c << "\n";
@@ -1243,6 +1266,57 @@ int runCompile(const Options &opts) {
 }
 
 } // namespace
+
+/// The const params of the variant that a launch of `kernel` with the
+/// scalar arguments of `runArgs` (NAME=VALUE) takes with tuning off, from a
+/// plan-only bundle on the host; nullopt when that cannot be said (a
+/// scalar missing or malformed: the real run reports it).
+std::optional<std::vector<std::pair<std::string, int64_t>>>
+plannedVariant(const std::string &bundle, const std::string &kernel,
+               const std::vector<std::string> &runArgs) {
+  namespace rt = kiln::rt;
+  rt::Expected<rt::Device> dev = rt::Device::open("host");
+  if (!dev)
+    return std::nullopt;
+  rt::Expected<rt::Module> mod =
+      dev->loadModuleMemory(bundle.data(), bundle.size(), "plan");
+  if (!mod)
+    return std::nullopt;
+  rt::Expected<rt::Kernel> k = mod->kernel(kernel);
+  if (!k)
+    return std::nullopt;
+  const rt::KernelInfo &info = k->info();
+  std::vector<rt::Arg> args;
+  for (const rt::ParamInfo &p : info.Params) {
+    if (p.Type.IsPointer) {
+      // Pointers do not choose a host variant.
+      args.push_back(rt::Arg::pointer(nullptr, p.Type.Element));
+      continue;
+    }
+    std::optional<rt::Arg> value;
+    for (const std::string &a : runArgs)
+      if (llvm::StringRef(a).starts_with(p.Name + "="))
+        if (auto parsed = kiln::runtool::parseScalar(
+                p, a.substr(p.Name.size() + 1)))
+          value = *parsed;
+    if (!value)
+      return std::nullopt;
+    args.push_back(*value);
+  }
+  rt::LaunchOptions off;
+  off.Tuning = rt::TuningMode::Off;
+  rt::Expected<rt::LaunchPlan> plan = k->plan(args, off);
+  if (!plan)
+    return std::nullopt;
+  for (const rt::VariantInfo &v : info.Variants)
+    if (v.Index == plan->Variant) {
+      std::vector<std::pair<std::string, int64_t>> out;
+      for (size_t i = 0; i < info.ConstParams.size(); ++i)
+        out.emplace_back(info.ConstParams[i], v.ConstValues[i]);
+      return out;
+    }
+  return std::nullopt;
+}
 
 /// `kiln run FILE.tile --kernel NAME [-D N=V]... [--host-cpu=CPU] ...`:
 /// compiles the kernel for the host into a bundle in memory, then runs it
@@ -1314,10 +1388,43 @@ int runRun(llvm::ArrayRef<const char *> args) {
   opts.targets = {std::string(kHostTarget)};
   if (!emuTarget.empty())
     opts.targets.push_back(emuTarget);
+  // Without tuning, only the variant the launch will take is compiled:
+  // --config names it, else a plan-only bundle (one code object shared by
+  // every variant) lets the runtime choose it from the scalar arguments.
+  std::string config;
+  for (size_t i = 0; i + 1 < runArgs.size(); ++i)
+    if (runArgs[i] == "--config")
+      config = runArgs[i + 1];
+  std::optional<std::vector<std::pair<std::string, int64_t>>> chosen;
+  if (!config.empty()) {
+    if (auto parsed = kiln::rt::parseConfig(config))
+      chosen = *parsed;
+  } else if (emuTarget.empty() &&
+             kiln::rt::tuningMode() == kiln::rt::TuningMode::Off) {
+    Options planOpts = opts;
+    planOpts.planOnly = true;
+    std::string planBytes;
+    planOpts.bundleSink = &planBytes;
+    if (int rc = runCompile(planOpts))
+      return rc;
+    chosen = plannedVariant(planBytes, opts.kernels.front(), runArgs);
+  }
+  size_t pinned = 0;
+  if (chosen)
+    for (const auto &[name, value] : *chosen)
+      if (!opts.pins.count(name)) {
+        opts.pins[name] = value;
+        ++pinned;
+      }
   std::string bundleBytes;
   opts.bundleSink = &bundleBytes;
   if (int rc = runCompile(opts))
     return rc;
+  if (pinned)
+    llvm::errs() << "kiln run: note: compiled only the variant "
+                 << (config.empty() ? "the launch takes with tuning off"
+                                    : "--config names")
+                 << "\n";
   std::vector<char *> argv;
   for (std::string &s : runArgs)
     argv.push_back(s.data());

@@ -308,6 +308,9 @@ struct KernelInfo {
   /// Grid and launch conditions in the manifest's prefix form.
   std::vector<std::string> Grid;
   std::vector<std::string> Key;
+  /// Per Key entry: true when its values are used exactly (`key (n:
+  /// exact)`), false when bucketed to the next power of two.
+  std::vector<bool> KeyExact;
   std::vector<std::string> LaunchConditions;
   std::vector<VariantInfo> Variants;
   /// The kernel's content hash (16 hex digits): its code and checked mode,
