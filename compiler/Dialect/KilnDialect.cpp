@@ -145,6 +145,10 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
         }))
       return op->emitError() << "'" << name
                              << "' must be an array of \"pow2\" or \"exact\"";
+    auto key = op->getAttrOfType<ArrayAttr>(getKeyAttrName());
+    if (!key || key.size() != buckets.size())
+      return op->emitError() << "'" << name << "' must have one entry per "
+                             << "entry of '" << getKeyAttrName() << "'";
     return success();
   }
 

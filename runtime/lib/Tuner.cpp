@@ -369,9 +369,11 @@ struct Measurer {
     const ImageInfo &Img =
         K.Variants[Position]
             .Images[M.Kernels[Kernel].Variants[Position].Images[Slot].Index];
-    std::array<int64_t, 5> CodeKey = {int64_t(Img.Offset), int64_t(Img.Size),
-                                      Plan->Grid[0], Plan->Grid[1],
-                                      Plan->Grid[2]};
+    // Resources (threads, shared memory) change a GPU launch too.
+    std::array<int64_t, 6> CodeKey = {
+        int64_t(Img.Offset), int64_t(Img.Size),
+        int64_t(std::hash<std::string>()(Img.Resources)), Plan->Grid[0],
+        Plan->Grid[1], Plan->Grid[2]};
     if (auto It = ByCode.find(CodeKey); It != ByCode.end()) {
       VariantTiming T = It->second;
       T.Variant = K.Variants[C.Position].Index;
@@ -429,7 +431,7 @@ struct Measurer {
   }
 
   /// Times by (code object, grid), for variants that share one.
-  std::map<std::array<int64_t, 5>, VariantTiming> ByCode;
+  std::map<std::array<int64_t, 6>, VariantTiming> ByCode;
 };
 
 /// Reads a bucket from the database once per module.

@@ -719,6 +719,13 @@ func.func @key_buckets_fuzzy() attributes {kiln.key_buckets = ["fuzzy"]} {
 
 // -----
 
+// expected-error @below {{'kiln.key_buckets' must have one entry per entry of 'kiln.key'}}
+func.func @key_buckets_count() attributes {kiln.key = ["n", "m"], kiln.key_buckets = ["exact"]} {
+  return
+}
+
+// -----
+
 // expected-error @below {{'kiln.variant' is only valid on a builtin.module}}
 func.func @variant_on_function() attributes {kiln.variant = {BLOCK = 1 : i32}} {
   return

@@ -626,10 +626,63 @@ std::optional<int> compileVariant(mlir::ModuleOp variantModule,
 /// bundle, or nothing at all.
 /// A diagnostic of a worker's context, kept to be reported again, in job
 /// order, through the driver's context (and its source-line printer).
+/// A location, independent of its context: file:line:col, call sites (an
+/// inlined helper's "called from"), names and fused locations keep their
+/// shape when rebuilt in another context.
+struct PortableLoc {
+  enum Kind { Unknown, File, CallSite, Name, Fused } kind = Unknown;
+  std::string text; ///< the file, or the name
+  unsigned line = 0, col = 0;
+  std::vector<PortableLoc> children; ///< callee, caller / child / fused
+};
+
+PortableLoc capture(mlir::Location loc) {
+  PortableLoc p;
+  if (auto f = llvm::dyn_cast<mlir::FileLineColLoc>(loc)) {
+    p.kind = PortableLoc::File;
+    p.text = f.getFilename().str();
+    p.line = f.getLine();
+    p.col = f.getColumn();
+  } else if (auto c = llvm::dyn_cast<mlir::CallSiteLoc>(loc)) {
+    p.kind = PortableLoc::CallSite;
+    p.children = {capture(c.getCallee()), capture(c.getCaller())};
+  } else if (auto n = llvm::dyn_cast<mlir::NameLoc>(loc)) {
+    p.kind = PortableLoc::Name;
+    p.text = n.getName().str();
+    p.children = {capture(n.getChildLoc())};
+  } else if (auto f = llvm::dyn_cast<mlir::FusedLoc>(loc)) {
+    p.kind = PortableLoc::Fused;
+    for (mlir::Location l : f.getLocations())
+      p.children.push_back(capture(l));
+  }
+  return p;
+}
+
+mlir::Location rebuild(mlir::MLIRContext &ctx, const PortableLoc &p) {
+  switch (p.kind) {
+  case PortableLoc::File:
+    return mlir::FileLineColLoc::get(&ctx, p.text, p.line, p.col);
+  case PortableLoc::CallSite:
+    return mlir::CallSiteLoc::get(rebuild(ctx, p.children[0]),
+                                  rebuild(ctx, p.children[1]));
+  case PortableLoc::Name:
+    return mlir::NameLoc::get(mlir::StringAttr::get(&ctx, p.text),
+                              rebuild(ctx, p.children[0]));
+  case PortableLoc::Fused: {
+    llvm::SmallVector<mlir::Location> locs;
+    for (const PortableLoc &c : p.children)
+      locs.push_back(rebuild(ctx, c));
+    return mlir::FusedLoc::get(&ctx, locs);
+  }
+  case PortableLoc::Unknown:
+    break;
+  }
+  return mlir::UnknownLoc::get(&ctx);
+}
+
 struct CollectedDiagnostic {
   mlir::DiagnosticSeverity severity;
-  std::string file;
-  unsigned line = 0, col = 0;
+  PortableLoc loc;
   std::string message;
   std::vector<CollectedDiagnostic> notes;
 };
@@ -637,11 +690,7 @@ struct CollectedDiagnostic {
 CollectedDiagnostic collect(mlir::Diagnostic &diag) {
   CollectedDiagnostic c;
   c.severity = diag.getSeverity();
-  if (auto loc = llvm::dyn_cast<mlir::FileLineColLoc>(diag.getLocation())) {
-    c.file = loc.getFilename().str();
-    c.line = loc.getLine();
-    c.col = loc.getColumn();
-  }
+  c.loc = capture(diag.getLocation());
   c.message = diag.str();
   for (mlir::Diagnostic &note : diag.getNotes())
     c.notes.push_back(collect(note));
@@ -649,9 +698,7 @@ CollectedDiagnostic collect(mlir::Diagnostic &diag) {
 }
 
 mlir::Location relocate(mlir::MLIRContext &ctx, const CollectedDiagnostic &c) {
-  if (c.file.empty())
-    return mlir::UnknownLoc::get(&ctx);
-  return mlir::FileLineColLoc::get(&ctx, c.file, c.line, c.col);
+  return rebuild(ctx, c.loc);
 }
 
 /// Reports a worker's diagnostic through `ctx`'s handlers.
@@ -898,8 +945,11 @@ int emitBundle(
     variantCount += kernel.variants.size();
   bool parallel = workers > 1 && variantCount * targets.size() > 1 &&
                   !opts.planOnly;
-  // --plan-only (kiln run): the first job's images stand for every job.
+  // --plan-only (kiln run): the first job's images stand for every job
+  // (kiln run plans for the host alone).
   std::vector<bundle::Image> planImages;
+  assert((!opts.planOnly || targets.size() == 1) &&
+         "a plan-only bundle has one target");
   texts.reserve(variantCount);
   for (const bundle::KernelMetadata &kernel : *metadata)
     for (const bundle::VariantMetadata &variant : kernel.variants) {
@@ -1392,9 +1442,12 @@ int runRun(llvm::ArrayRef<const char *> args) {
   // --config names it, else a plan-only bundle (one code object shared by
   // every variant) lets the runtime choose it from the scalar arguments.
   std::string config;
-  for (size_t i = 0; i + 1 < runArgs.size(); ++i)
-    if (runArgs[i] == "--config")
+  for (size_t i = 0; i < runArgs.size(); ++i) {
+    if (runArgs[i] == "--config" && i + 1 < runArgs.size())
       config = runArgs[i + 1];
+    else if (llvm::StringRef(runArgs[i]).starts_with("--config="))
+      config = runArgs[i].substr(9);
+  }
   std::optional<std::vector<std::pair<std::string, int64_t>>> chosen;
   if (!config.empty()) {
     if (auto parsed = kiln::rt::parseConfig(config))
