@@ -290,6 +290,8 @@ public:
   Bundle TheBundle;
   std::vector<KernelState> Kernels;
   std::vector<std::unique_ptr<KernelTuning>> Tuning; ///< parallel to Kernels
+  /// The device as the tuning database names it (tuningDeviceKey).
+  std::string TuningDeviceKey;
   std::mutex LoadMutex;
 
   ModuleImpl(std::shared_ptr<DeviceImpl> Device, Bundle B)
@@ -337,6 +339,9 @@ Expected<TuningChoice> chooseByTuning(ModuleImpl &M, unsigned Kernel,
                                       const std::vector<Arg> &Args,
                                       const std::vector<Candidate> &Candidates,
                                       TuningMode Mode, bool &Fatal);
+/// The device as the tuning database names it: "NVIDIA H100 80GB HBM3 /
+/// sm_90 / driver 13000", "host / znver4 / 32 threads".
+std::string tuningDeviceKey(const DeviceImpl &D);
 /// Kernel::tune's work.
 Expected<TuneResult> tuneKernel(ModuleImpl &M, unsigned Kernel, StreamImpl &S,
                                 const std::vector<Arg> &Args,

@@ -421,6 +421,7 @@ unsigned paramIndex(const KernelInfo &K, const std::string &Name) {
 
 Expected<Module> Device::loadModule(const Bundle &B) {
   auto M = std::make_shared<ModuleImpl>(Impl, B);
+  M->TuningDeviceKey = tuningDeviceKey(*Impl);
   std::vector<const KernelInfo *> All;
   bool AnyImage = false, AnyRunnable = false;
   for (const KernelInfo &K : B.kernels()) {

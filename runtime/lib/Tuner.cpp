@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -55,25 +56,17 @@ std::string envOr(const char *Name, const std::string &Fallback = "") {
 
 } // namespace
 
+/// The modes' names, indexed by TuningMode.
+constexpr std::string_view kModeNames[] = {"off", "cached", "full"};
+
 std::string_view kiln::rt::tuningModeName(TuningMode Mode) {
-  switch (Mode) {
-  case TuningMode::Off:
-    return "off";
-  case TuningMode::Cached:
-    return "cached";
-  case TuningMode::Full:
-    return "full";
-  }
-  return "full";
+  return kModeNames[size_t(Mode)];
 }
 
 std::optional<TuningMode> kiln::rt::parseTuningMode(std::string_view Text) {
-  if (Text == "off")
-    return TuningMode::Off;
-  if (Text == "cached")
-    return TuningMode::Cached;
-  if (Text == "full")
-    return TuningMode::Full;
+  for (size_t I = 0; I < std::size(kModeNames); ++I)
+    if (Text == kModeNames[I])
+      return TuningMode(I);
   return std::nullopt;
 }
 
@@ -222,9 +215,11 @@ std::string bucketText(const KernelInfo &K, const std::vector<Arg> &Args) {
   return Out;
 }
 
+} // namespace
+
 /// "NVIDIA H100 80GB HBM3 / sm_90 / driver 13000"; the host adds its
 /// thread count (it changes the timings).
-std::string deviceKey(const DeviceImpl &D) {
+std::string kiln::rt::detail::tuningDeviceKey(const DeviceImpl &D) {
   DeviceProperties P = D.properties();
   std::string Out = P.Model + " / " + P.Arch;
   if (P.Kind == DeviceKind::Host || P.Kind == DeviceKind::Emulator)
@@ -233,6 +228,8 @@ std::string deviceKey(const DeviceImpl &D) {
     Out += " / driver " + std::to_string(P.DriverVersion);
   return Out;
 }
+
+namespace {
 
 double median(std::vector<double> V) {
   std::sort(V.begin(), V.end());
@@ -557,17 +554,21 @@ public:
   std::vector<std::string> List;
 };
 
+/// `Bucket` is bucketText's for Args. A launch (`FromLaunch`) does not
+/// measure a bucket whose arguments could not be saved before; an explicit
+/// Kernel::tune tries again (and reports why it cannot).
 Expected<TuneResult> decide(ModuleImpl &M, unsigned Kernel, StreamImpl &S,
                             const std::vector<Arg> &Args,
                             const std::vector<Candidate> &Candidates,
-                            bool Measure, TuneOptions Options, size_t &Winner,
-                            bool &Fatal) {
+                            const std::string &Bucket, bool Measure,
+                            bool FromLaunch, TuneOptions Options,
+                            size_t &Winner, bool &Fatal) {
   auto Began = std::chrono::steady_clock::now();
   const KernelInfo &K = M.TheBundle.kernels()[Kernel];
   KernelTuning &KT = *M.Tuning[Kernel];
   TuneResult Result;
-  Result.Bucket = bucketText(K, Args);
-  Result.DeviceKey = deviceKey(*M.Device);
+  Result.Bucket = Bucket;
+  Result.DeviceKey = M.TuningDeviceKey;
   Result.Candidates = unsigned(Candidates.size());
   if (!(Options.TargetMilliseconds > 0) ||
       !std::isfinite(Options.TargetMilliseconds))
@@ -577,6 +578,8 @@ Expected<TuneResult> decide(ModuleImpl &M, unsigned Kernel, StreamImpl &S,
   std::lock_guard<std::mutex> Lock(KT.Mutex);
   loadBucket(KT, K, Result.DeviceKey, Result.Bucket, Pending.List);
   std::map<std::string, VariantTiming> &Known = KT.Known[Result.Bucket];
+  if (FromLaunch && KT.Unmeasurable.count(Bucket))
+    Measure = false;
   if (Measure) {
     std::vector<Candidate> Missing;
     for (const Candidate &C : Candidates) {
@@ -695,29 +698,23 @@ Expected<TuningChoice> kiln::rt::detail::chooseByTuning(
   size_t Winner = 0;
   TuneOptions Options;
   const KernelInfo &K = M.TheBundle.kernels()[Kernel];
+  std::string Bucket = bucketText(K, Args);
   if (!K.Tuned.empty()) {
     // A bundle with a shipped table never measures: the table, else the
     // database's times, else the default.
     TuningChoice C;
-    C.Bucket = bucketText(K, Args);
+    C.Bucket = Bucket;
     if (std::optional<size_t> P =
-            tableChoice(K, Candidates, deviceKey(*M.Device), C.Bucket)) {
+            tableChoice(K, Candidates, M.TuningDeviceKey, Bucket)) {
       C.Position = *P;
       C.Source = ChoiceSource::Table;
       return C;
     }
     Mode = TuningMode::Cached;
   }
-  // A bucket that cannot be measured here (a raw address the kernel may
-  // write) is looked up as in Cached mode, without trying again.
-  {
-    std::lock_guard<std::mutex> Lock(M.Tuning[Kernel]->Mutex);
-    if (M.Tuning[Kernel]->Unmeasurable.count(bucketText(K, Args)))
-      Mode = TuningMode::Cached;
-  }
   Expected<TuneResult> R =
-      decide(M, Kernel, S, Args, Candidates, Mode == TuningMode::Full,
-             Options, Winner, Fatal);
+      decide(M, Kernel, S, Args, Candidates, Bucket, Mode == TuningMode::Full,
+             /*FromLaunch=*/true, Options, Winner, Fatal);
   if (!R)
     return R.takeError();
   TuningChoice C;
@@ -736,6 +733,7 @@ Expected<TuneResult> kiln::rt::detail::tuneKernel(
     const std::vector<Candidate> &Candidates, const TuneOptions &Options) {
   size_t Winner = 0;
   bool Fatal = false;
-  return decide(M, Kernel, S, Args, Candidates, /*Measure=*/true, Options,
-                Winner, Fatal);
+  return decide(M, Kernel, S, Args, Candidates,
+                bucketText(M.TheBundle.kernels()[Kernel], Args),
+                /*Measure=*/true, /*FromLaunch=*/false, Options, Winner, Fatal);
 }

@@ -70,6 +70,25 @@ private:
   int Rc = SQLITE_OK;
 };
 
+/// The columns every query of the rows selects, in TuningRow's order.
+constexpr const char *kRowColumns =
+    "kernel_hash, kernel, variant, device, bucket, milliseconds, repeats, "
+    "measured_at";
+
+/// The row a statement over kRowColumns is on.
+TuningRow readRow(const Statement &S) {
+  TuningRow Row;
+  Row.KernelHash = S.column(0);
+  Row.Kernel = S.column(1);
+  Row.Variant = S.column(2);
+  Row.Device = S.column(3);
+  Row.Bucket = S.column(4);
+  Row.Milliseconds = sqlite3_column_double(S.get(), 5);
+  Row.Repeats = unsigned(sqlite3_column_int64(S.get(), 6));
+  Row.MeasuredAt = S.column(7);
+  return Row;
+}
+
 bool isCorruption(int Rc) {
   Rc &= 0xff;
   return Rc == SQLITE_CORRUPT || Rc == SQLITE_NOTADB;
@@ -271,12 +290,12 @@ Expected<std::vector<TuningRow>>
 TuningDbImpl::rows(const std::string &KernelHash, const std::string &Device,
                    const std::string &Bucket) {
   std::lock_guard<std::mutex> Lock(Mutex);
-  Statement S(Db, "SELECT kernel_hash, kernel, variant, device, bucket, "
-                  "milliseconds, repeats, measured_at FROM timings "
-                  "WHERE (?1 = '' OR kernel_hash = ?1) AND "
-                  "(?2 = '' OR device = ?2) AND (?3 IS NULL OR bucket = ?3) "
-                  "ORDER BY kernel, kernel_hash, device, bucket, "
-                  "milliseconds");
+  std::string Sql = std::string("SELECT ") + kRowColumns +
+                    " FROM timings WHERE (?1 = '' OR kernel_hash = ?1) AND "
+                    "(?2 = '' OR device = ?2) AND (?3 IS NULL OR bucket = ?3) "
+                    "ORDER BY kernel, kernel_hash, device, bucket, "
+                    "milliseconds";
+  Statement S(Db, Sql.c_str());
   if (S.prepared() != SQLITE_OK)
     return failure("cannot read it", S.prepared());
   S.text(1, KernelHash);
@@ -286,16 +305,7 @@ TuningDbImpl::rows(const std::string &KernelHash, const std::string &Device,
   std::vector<TuningRow> Out;
   int Rc;
   while ((Rc = sqlite3_step(S.get())) == SQLITE_ROW) {
-    TuningRow Row;
-    Row.KernelHash = S.column(0);
-    Row.Kernel = S.column(1);
-    Row.Variant = S.column(2);
-    Row.Device = S.column(3);
-    Row.Bucket = S.column(4);
-    Row.Milliseconds = sqlite3_column_double(S.get(), 5);
-    Row.Repeats = unsigned(sqlite3_column_int64(S.get(), 6));
-    Row.MeasuredAt = S.column(7);
-    Out.push_back(std::move(Row));
+    Out.push_back(readRow(S));
   }
   if (Rc != SQLITE_DONE)
     return failure("cannot read it", Rc);
@@ -386,24 +396,15 @@ memoryCopyOf(const std::string &Path,
          sqliteMessage(Ro, SQLITE_CANTOPEN));
   } else {
     sqlite3_busy_timeout(Ro, 5000);
-    Statement S(Ro, "SELECT kernel_hash, kernel, variant, device, bucket, "
-                    "milliseconds, repeats, measured_at FROM timings");
+    std::string Sql = std::string("SELECT ") + kRowColumns + " FROM timings";
+    Statement S(Ro, Sql.c_str());
     std::vector<TuningRow> Rows;
     if (S.prepared() != SQLITE_OK)
       Warn("tuning database '" + Path + "' cannot be read: " +
            sqliteMessage(Ro, S.prepared()));
     else
       while (sqlite3_step(S.get()) == SQLITE_ROW) {
-        TuningRow Row;
-        Row.KernelHash = S.column(0);
-        Row.Kernel = S.column(1);
-        Row.Variant = S.column(2);
-        Row.Device = S.column(3);
-        Row.Bucket = S.column(4);
-        Row.Milliseconds = sqlite3_column_double(S.get(), 5);
-        Row.Repeats = unsigned(sqlite3_column_int64(S.get(), 6));
-        Row.MeasuredAt = S.column(7);
-        Rows.push_back(std::move(Row));
+        Rows.push_back(readRow(S));
       }
     if (!Rows.empty())
       if (Error E = M.Db->write(Rows, /*Merge=*/false))

@@ -80,28 +80,57 @@ struct Reporter {
 };
 
 /// "A=1,B=2" into pairs; false on an item without '='.
+std::string trim(const std::string &S) {
+  size_t B = S.find_first_not_of(" \t"), E = S.find_last_not_of(" \t");
+  return B == std::string::npos ? std::string() : S.substr(B, E - B + 1);
+}
+
+/// The non-empty items of `Text` between `Sep`s, trimmed.
+std::vector<std::string> splitList(const std::string &Text, char Sep) {
+  std::vector<std::string> Out;
+  size_t Start = 0;
+  while (Start <= Text.size()) {
+    size_t End = Text.find(Sep, Start);
+    if (End == std::string::npos)
+      End = Text.size();
+    if (std::string Item = trim(Text.substr(Start, End - Start)); !Item.empty())
+      Out.push_back(std::move(Item));
+    Start = End + 1;
+  }
+  return Out;
+}
+
+/// Writes `Text` to `Path` through a temporary file renamed over it, so
+/// that a failure leaves no half-written file; "" or what went wrong.
+std::string writeFileAtomically(const std::string &Path,
+                                const std::string &Text) {
+  std::string Tmp = Path + ".tmp";
+  {
+    std::ofstream F(Tmp, std::ios::binary | std::ios::trunc);
+    F << Text;
+    if (!F.flush()) {
+      std::remove(Tmp.c_str());
+      return "cannot write '" + Path + "'";
+    }
+  }
+  if (std::rename(Tmp.c_str(), Path.c_str()) != 0) {
+    std::string Why = std::strerror(errno);
+    std::remove(Tmp.c_str());
+    return "cannot write '" + Path + "': " + Why;
+  }
+  return "";
+}
+
 bool splitAssignments(const std::string &Text,
                       std::vector<std::pair<std::string, std::string>> &Out,
                       std::string &Bad) {
-  size_t Start = 0;
-  while (Start <= Text.size()) {
-    size_t Comma = Text.find(',', Start);
-    std::string Item = Text.substr(
-        Start, Comma == std::string::npos ? std::string::npos : Comma - Start);
-    Start = Comma == std::string::npos ? Text.size() + 1 : Comma + 1;
-    auto Trim = [](std::string S) {
-      size_t B = S.find_first_not_of(" \t"), E = S.find_last_not_of(" \t");
-      return B == std::string::npos ? std::string() : S.substr(B, E - B + 1);
-    };
-    Item = Trim(Item);
-    if (Item.empty())
-      continue;
+  for (const std::string &Item : splitList(Text, ',')) {
     size_t Eq = Item.find('=');
     if (Eq == std::string::npos || Eq == 0 || Eq + 1 == Item.size()) {
       Bad = Item;
       return false;
     }
-    Out.emplace_back(Trim(Item.substr(0, Eq)), Trim(Item.substr(Eq + 1)));
+    Out.emplace_back(trim(Item.substr(0, Eq)), trim(Item.substr(Eq + 1)));
   }
   return true;
 }
@@ -250,19 +279,9 @@ int runExport(const TuneOptionsCli &O, const Reporter &Fail) {
                                   {"version", 1},
                                   {"database", Path},
                                   {"entries", std::move(Entries)}};
-  std::string Text = Table.dump(2) + "\n";
-  std::string Tmp = O.Output + ".tmp";
-  {
-    std::ofstream F(Tmp, std::ios::binary | std::ios::trunc);
-    F << Text;
-    if (!F.flush())
-      return Fail(kExitEnv, "cannot write '" + O.Output + "'");
-  }
-  if (std::rename(Tmp.c_str(), O.Output.c_str()) != 0) {
-    std::remove(Tmp.c_str());
-    return Fail(kExitEnv, "cannot write '" + O.Output + "': " +
-                              std::strerror(errno));
-  }
+  if (std::string Why = writeFileAtomically(O.Output, Table.dump(2) + "\n");
+      !Why.empty())
+    return Fail(kExitEnv, Why);
   std::printf("%s: %zu entries\n", O.Output.c_str(), Groups.size());
   return 0;
 }
@@ -987,19 +1006,10 @@ int runSweep(const TuneOptionsCli &O, std::vector<SweepSpec> Specs,
     Print(R);
 
   if (!O.Report.empty()) {
-    std::string Svg = svgReport(Specs, Results, Dev->description());
-    std::string Tmp = O.Report + ".tmp";
-    {
-      std::ofstream F(Tmp, std::ios::binary | std::ios::trunc);
-      F << Svg;
-      if (!F.flush())
-        return Fail(kExitEnv, "cannot write '" + O.Report + "'");
-    }
-    if (std::rename(Tmp.c_str(), O.Report.c_str()) != 0) {
-      std::remove(Tmp.c_str());
-      return Fail(kExitEnv, "cannot write '" + O.Report + "': " +
-                                std::strerror(errno));
-    }
+    if (std::string Why = writeFileAtomically(
+            O.Report, svgReport(Specs, Results, Dev->description()));
+        !Why.empty())
+      return Fail(kExitEnv, Why);
     std::printf("report: %s\n", O.Report.c_str());
   }
   return Code;
@@ -1070,16 +1080,8 @@ int kiln::runtool::runTuneTool(const std::string &Tool, int Argc, char **Argv,
       else if (Flag == "--report")
         O.Report = *V;
       else if (Flag == "--targets") {
-        size_t Start = 0;
-        while (Start <= V->size()) {
-          size_t Comma = V->find(',', Start);
-          std::string T = V->substr(Start, Comma == std::string::npos
-                                               ? std::string::npos
-                                               : Comma - Start);
-          if (!T.empty())
-            Targets.push_back(T);
-          Start = Comma == std::string::npos ? V->size() + 1 : Comma + 1;
-        }
+        for (std::string &T : splitList(*V, ','))
+          Targets.push_back(std::move(T));
       } else if (Flag == "-D") {
         size_t Eq = V->find('=');
         char *End = nullptr;
@@ -1152,16 +1154,7 @@ int kiln::runtool::runTuneTool(const std::string &Tool, int Argc, char **Argv,
       if (!splitAssignments(Set, Common, Bad))
         return Fail(kExitUser, "--set: '" + Bad + "' is not NAME=VALUE");
     }
-    std::vector<std::string> Shapes;
-    size_t Start = 0;
-    while (!O.Shapes.empty() && Start <= O.Shapes.size()) {
-      size_t Semi = O.Shapes.find(';', Start);
-      std::string Item = O.Shapes.substr(
-          Start, Semi == std::string::npos ? std::string::npos : Semi - Start);
-      Start = Semi == std::string::npos ? O.Shapes.size() + 1 : Semi + 1;
-      if (Item.find_first_not_of(" \t") != std::string::npos)
-        Shapes.push_back(Item);
-    }
+    std::vector<std::string> Shapes = splitList(O.Shapes, ';');
     if (!O.Shapes.empty() && Shapes.empty())
       return Fail(kExitUser, "--shapes gives no point");
     if (std::string Why = makePoints(Shapes, Common, Spec.Points);
