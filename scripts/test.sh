@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds Kiln and runs every test: lit (front end, dialect, passes, driver,
-# examples), the GoogleTest unit tests, and bounded fuzzing runs of the front
-# end and of the runtime's bundle reader.
+# examples, launchers), the GoogleTest unit tests, examples/downstream built
+# against the installed package (scripts/downstream.sh), and bounded fuzzing
+# runs of the front end and of the runtime's bundle reader.
 # Usage: scripts/test.sh            (KILN_FUZZ_SECONDS=N to change the fuzz time)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +21,9 @@ echo "== lit"
 
 echo "== unit tests"
 ctest --test-dir "$BUILD_DIR" --output-on-failure
+
+echo "== downstream project against the installed, moved package"
+scripts/downstream.sh
 
 # fuzz TARGET SECONDS CORPUS [libFuzzer options...]: a bounded run of a
 # libFuzzer target (built with clang only); new inputs go to a scratch folder.

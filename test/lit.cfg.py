@@ -67,6 +67,21 @@ ptxas = os.environ.get("KILN_PTXAS") or shutil.which("ptxas") or (
 if ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+# Generated launchers and the CMake package: the compilers and the CMake of
+# this build, the build tree's package (build/lib/cmake/Kiln), the runtime's
+# headers and libraries.
+config.substitutions.append(("%cmake", config.cmake_command))
+config.substitutions.append(("%cxx", config.cxx_compiler))
+config.substitutions.append(("%cc", config.c_compiler))
+config.substitutions.append(("%kiln_package", os.path.join(
+    config.kiln_obj_root, "lib", "cmake", "Kiln")))
+config.substitutions.append(("%runtime_include", os.path.join(
+    config.kiln_src_root, "runtime", "include")))
+config.substitutions.append(("%runtime_lib", os.path.join(
+    config.kiln_obj_root, "lib")))
+if os.path.basename(config.make_program) == "ninja":
+    config.available_features.add("ninja")
+    config.substitutions.append(("%ninja", config.make_program))
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.kiln_tools_dir, append_path=True)
 

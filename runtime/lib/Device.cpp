@@ -274,6 +274,12 @@ Error Stream::synchronize() {
   return Dev->synchronize(*Impl);
 }
 
+Expected<Device> Stream::device() const {
+  if (Error E = checkStream("device", Dev, nullptr))
+    return E;
+  return Device(Dev);
+}
+
 //===----------------------------------------------------------------------===//
 // Event
 //===----------------------------------------------------------------------===//

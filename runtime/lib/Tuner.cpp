@@ -494,7 +494,7 @@ Error measureMissing(ModuleImpl &M, unsigned Kernel, StreamImpl &S,
   for (const auto &[Config, T] : KT.Known[Bucket])
     if (Best == 0 || T.Milliseconds < Best)
       Best = T.Milliseconds;
-  Measurer Me{M, Kernel, S, Args, Options};
+  Measurer Me{M, Kernel, S, Args, Options, {}};
   std::vector<TuningRow> Rows;
   for (const Candidate &C : Missing) {
     std::string Config = K.variantConfig(K.Variants[C.Position]);

@@ -246,6 +246,17 @@ Arg Arg::pointer(const void *Address, std::optional<ScalarType> Element) {
   return A;
 }
 
+Arg Arg::advanced(size_t Bytes) const {
+  if (!Pointer)
+    return *this;
+  Arg A = *this;
+  A.Address = static_cast<const char *>(Address) + Bytes;
+  A.Bits = uint64_t(uintptr_t(A.Address));
+  std::memcpy(A.Storage, &A.Address, sizeof(A.Address));
+  A.BufferBytes = Bytes < BufferBytes ? BufferBytes - Bytes : 0;
+  return A;
+}
+
 Arg Arg::scalarBits(ScalarType T, uint64_t Bits) {
   Arg A;
   A.Type = T;

@@ -1,6 +1,7 @@
 //===- Driver.cpp - The Kiln compiler driver ------------------------------===//
 //
-//   kiln compile FILE.tile [--emit=ast|tile|tile-generic|bundle]
+//   kiln compile FILE.tile [--emit=ast|tile|tile-generic|bundle|
+//                           launcher-header|launcher-source]
 //                          [--targets=T,...] [--host-cpu=CPU]
 //                          [-D NAME=VALUE]... [--kernel NAME] [-o OUT]
 //   kiln compile FILE.tile --list-variants [-D ...] [--kernel NAME]
@@ -31,6 +32,7 @@
 #include "kiln/runtime.h"
 #include "RunTool.h"
 #include "TuneTool.h"
+#include "tools/kiln/Launchers.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -111,12 +113,23 @@ const char *const kCompileOptions = R"(COMPILE OPTIONS:
   --emit=bundle         compile every variant for every target into a .kpack
                         bundle (the default when -o ends in .kpack or
                         --targets is given)
+  --emit=launcher-header
+                        a C++ header declaring one typed launcher per kernel
+                        (reads the signatures only: no code is compiled)
+  --emit=launcher-source
+                        the C++ source defining them, with the bundle (as for
+                        --emit=bundle) embedded as an array; an output that
+                        would not change is left untouched (docs/cmake.md)
+  --namespace=NS        the launchers' C++ namespace (default: the file's
+                        stem, e.g. 'softmax'); 'a::b' nests
   --emit=STAGE          with exactly one target: a backend's stage of every
                         selected variant, each after a comment naming kernel
                         and const params; NVIDIA: gpu (the GPU stage's
                         per-thread form), llvm, ptx, cubin (binary: exactly
                         one variant, pinned with -D)
-  --targets=T,...       the bundle's targets (default: host); repeatable
+  --targets=T,...       the bundle's targets (default: host); repeatable;
+                        'all': every backend of this kiln at its standard
+                        archs (kiln --version lists them)
   --amdgpu-code-object=N
                         the code object version of AMD images: 5 (the
                         default, ROCm 6 and later) or 4 (older runtimes)
@@ -193,14 +206,30 @@ bool wantsHelp(llvm::ArrayRef<const char *> args) {
 struct KnownTarget {
   const char *arch;
   const char *backend;
+  /// Part of `--targets=all` when the backend is built: host, the oldest
+  /// NVIDIA arch (its PTX runs on every later GPU) and Hopper's, and the
+  /// two CDNA data-center GPUs.
+  bool standard = false;
 };
 const KnownTarget kKnownTargets[] = {
-    {"host", "host"},     {"native", "host"},     {"sm_80", "nvptx"},
-    {"sm_86", "nvptx"},   {"sm_89", "nvptx"},     {"sm_90", "nvptx"},
-    {"sm_90a", "nvptx"},  {"sm_100", "nvptx"},    {"gfx90a", "amdgpu"},
-    {"gfx942", "amdgpu"}, {"gfx950", "amdgpu"},   {"gfx1100", "amdgpu"},
+    {"host", "host", true},     {"native", "host"},
+    {"sm_80", "nvptx", true},   {"sm_86", "nvptx"},
+    {"sm_89", "nvptx"},         {"sm_90", "nvptx"},
+    {"sm_90a", "nvptx", true},  {"sm_100", "nvptx"},
+    {"gfx90a", "amdgpu", true}, {"gfx942", "amdgpu", true},
+    {"gfx950", "amdgpu"},       {"gfx1100", "amdgpu"},
     {"gfx1201", "amdgpu"},
 };
+
+/// What `--targets=all` means in this build: the standard targets of the
+/// registered backends.
+std::vector<std::string> standardTargets() {
+  std::vector<std::string> names;
+  for (const KnownTarget &k : kKnownTargets)
+    if (k.standard && lookupBackendForArch(k.arch))
+      names.push_back(k.arch);
+  return names;
+}
 
 /// The target whose CPU --host-cpu chooses.
 constexpr const char *kHostTarget = "host";
@@ -229,6 +258,8 @@ struct Options {
   /// kiln run: compile one variant and give its code objects to every
   /// variant, a bundle only good for planning a launch (which variant).
   bool planOnly = false;
+  /// --namespace NS: the launchers' C++ namespace (empty: the file's stem).
+  std::string launcherNamespace;
 };
 
 /// A requested target and the backend that compiles it.
@@ -242,7 +273,13 @@ struct ResolvedTarget {
 /// backend stage.
 bool isDriverEmit(llvm::StringRef emit) {
   return emit == "ast" || emit == "tile" || emit == "tile-generic" ||
-         emit == "bundle";
+         emit == "bundle" || emit == "launcher-header" ||
+         emit == "launcher-source";
+}
+
+/// The outputs that compile a bundle.
+bool compilesBundle(llvm::StringRef emit) {
+  return emit == "bundle" || emit == "launcher-source";
 }
 
 /// Chooses the output kind and checks the options that go with it.
@@ -266,16 +303,25 @@ std::optional<int> finishCompileArgs(Options &opts) {
                     ? "bundle"
                     : "tile";
   }
-  if (opts.emit != "bundle" && bundleOptions)
+  bool launcher = llvm::StringRef(opts.emit).starts_with("launcher-");
+  // A launcher header ignores the bundle's options, so that one list of
+  // flags serves both launcher commands of a build rule.
+  if (!compilesBundle(opts.emit) && opts.emit != "launcher-header" &&
+      bundleOptions)
     return usageError(std::string(opts.targets.empty() ? "--host-cpu"
                                                        : "--targets") +
-                      " applies to --emit=bundle, not --emit=" + opts.emit);
-  if (opts.emit == "bundle" && (opts.listVariants || opts.summary))
+                      " applies to --emit=bundle or launcher-source, not "
+                      "--emit=" + opts.emit);
+  if (!launcher && !opts.launcherNamespace.empty())
+    return usageError("--namespace applies to --emit=launcher-header and "
+                      "launcher-source, not --emit=" + opts.emit);
+  if ((compilesBundle(opts.emit) || launcher) &&
+      (opts.listVariants || opts.summary))
     return usageError(std::string(opts.listVariants ? "--list-variants"
                                                     : "--summary") +
-                      " prints text; it cannot be combined with "
-                      "--emit=bundle");
-  if (opts.emit == "bundle" && opts.targets.empty())
+                      " prints text; it cannot be combined with --emit=" +
+                      opts.emit);
+  if (compilesBundle(opts.emit) && opts.targets.empty())
     opts.targets.push_back(kHostTarget);
   return std::nullopt;
 }
@@ -305,10 +351,20 @@ std::optional<int> parseCompileArgs(llvm::ArrayRef<const char *> args,
       auto v = value("--emit");
       if (!v || v->empty())
         return usageError("--emit needs a value: ast, tile, tile-generic, "
-                          "bundle, or a backend stage (gpu, llvm, ptx, "
-                          "cubin, ...) with one --targets");
+                          "bundle, launcher-header, launcher-source, or a "
+                          "backend stage (gpu, llvm, ptx, cubin, ...) with "
+                          "one --targets");
       // Backend stages are checked against the target's backend later.
       opts.emit = *v;
+    } else if (isLong("--namespace")) {
+      auto v = value("--namespace");
+      std::string why;
+      if (!v || v->empty())
+        return usageError("--namespace needs a C++ namespace name, e.g. "
+                          "--namespace=mylib::kernels");
+      if (!isLauncherNamespace(*v, why))
+        return usageError("--namespace: " + why);
+      opts.launcherNamespace = *v;
     } else if (isLong("--targets")) {
       auto v = value("--targets");
       if (!v)
@@ -445,6 +501,18 @@ int writeBinaryOutput(const Options &opts, llvm::StringRef bytes) {
   return 0;
 }
 
+/// Writes a generated file unless it already holds exactly `text`: build
+/// systems that compare timestamps (ninja's restat) then rebuild nothing
+/// that depends on it.
+int writeIfChanged(const Options &opts, llvm::StringRef text) {
+  if (opts.output != "-")
+    if (auto old = llvm::MemoryBuffer::getFile(opts.output, /*IsText=*/false,
+                                               /*RequiresNullTerminator=*/false))
+      if ((*old)->getBuffer() == text)
+        return 0;
+  return writeBinaryOutput(opts, text);
+}
+
 /// An arch that no registered backend handles: a known target whose
 /// backend this build lacks, or an unknown one.
 int unavailableTarget(llvm::StringRef name) {
@@ -489,7 +557,17 @@ int unavailableTarget(llvm::StringRef name) {
 /// order) without repeats; applies --host-cpu.
 std::optional<int> resolveTargets(const Options &opts,
                                   std::vector<ResolvedTarget> &targets) {
-  std::set<std::string> names(opts.targets.begin(), opts.targets.end());
+  std::set<std::string> names;
+  for (const std::string &name : opts.targets)
+    if (name == "all") {
+      std::vector<std::string> all = standardTargets();
+      if (all.empty())
+        return userError("--targets=all: this build of kiln has no backend "
+                         "with standard targets");
+      names.insert(all.begin(), all.end());
+    } else {
+      names.insert(name);
+    }
   for (const std::string &name : names) {
     TargetBackend *backend = lookupBackendForArch(name);
     if (!backend)
@@ -905,6 +983,64 @@ std::map<std::string, std::string> kernelHashes(mlir::ModuleOp generic,
   return hashes;
 }
 
+/// The launchers of the selected kernels, or nullopt after reporting a
+/// kernel whose name no launcher can have (at the name, with a caret).
+std::optional<LauncherFile>
+launcherFile(const Options &opts, llvm::ArrayRef<KernelToEmit> kernels,
+             llvm::SourceMgr &sm, llvm::ArrayRef<ResolvedTarget> targets,
+             dsl::DiagnosticEngine &diag) {
+  LauncherFile file;
+  std::string name = opts.input == "-"
+                         ? std::string("stdin.tile")
+                         : llvm::sys::path::filename(opts.input).str();
+  for (char c : name)
+    file.sourceName += c >= 0x20 && c < 0x7f && c != '"' && c != '\\' ? c : '_';
+  file.ident = launcherIdent(name);
+  file.ns = opts.launcherNamespace.empty() ? file.ident : opts.launcherNamespace;
+  std::string why;
+  if (!isLauncherNamespace(file.ns, why)) {
+    llvm::errs() << "kiln: error: the launchers' namespace would be the "
+                    "file's stem, but "
+                 << why << "; give one with --namespace\n";
+    return std::nullopt;
+  }
+  std::vector<std::string> targetNames;
+  for (const ResolvedTarget &t : targets)
+    targetNames.push_back(t.name);
+  file.targets = llvm::join(targetNames, ", ");
+  for (const KernelToEmit &k : kernels) {
+    const dsl::KernelDecl &decl = *k.kernel;
+    std::string problem = launcherNameProblem(decl.name, file);
+    if (!problem.empty()) {
+      diag.error(decl.nameRange,
+                 "kernel name '" + decl.name + "' " + problem +
+                     ": it cannot name a C++ launcher; rename the kernel");
+      continue;
+    }
+    LauncherKernel lk;
+    lk.name = decl.name;
+    for (const dsl::Param &p : decl.params)
+      lk.params.push_back({p.name, p.type.kind == dsl::TypeExpr::Kind::Pointer,
+                           dsl::spelling(p.type.elem).str()});
+    unsigned line = sm.getLineAndColumn(decl.range.Start).first;
+    lk.location = file.sourceName + ":" + std::to_string(line);
+    const char *begin = decl.range.Start.getPointer();
+    const char *end = decl.body ? decl.body->range.Start.getPointer()
+                                : decl.range.End.getPointer();
+    std::string text;
+    for (char c : llvm::StringRef(begin, end - begin))
+      text += llvm::isSpace(c) ? ' ' : c;
+    llvm::SmallVector<llvm::StringRef> parts;
+    llvm::StringRef(text).split(parts, ' ', -1, /*KeepEmpty=*/false);
+    lk.declaration = llvm::join(parts, " ");
+    lk.variants = k.space.variants.size();
+    file.kernels.push_back(std::move(lk));
+  }
+  if (diag.hadError())
+    return std::nullopt;
+  return file;
+}
+
 int emitBundle(
     const Options &opts, mlir::ModuleOp specialized,
     llvm::ArrayRef<KernelToEmit> kernels, const dsl::Sema &sema,
@@ -1147,7 +1283,9 @@ int runCompile(const Options &opts) {
     if (!llvm::is_contained(stages, opts.emit))
       return usageError(
           "unknown --emit value '" + opts.emit + "' for target '" +
-          targets.front().name + "' (expected ast, tile, tile-generic, bundle" +
+          targets.front().name +
+          "' (expected ast, tile, tile-generic, bundle, launcher-header, "
+          "launcher-source" +
           (stages.empty() ? std::string()
                           : ", or one of the " + backend->getName().str() +
                                 " stages: " + llvm::join(stages, ", ")) +
@@ -1157,10 +1295,11 @@ int runCompile(const Options &opts) {
       return usageError("--emit=" + opts.emit + " is binary; refusing to "
                         "write it to a terminal (use -o FILE)");
   }
-  if (opts.emit == "bundle") {
+  if (compilesBundle(opts.emit)) {
     if (auto rc = resolveTargets(opts, targets))
       return *rc;
-    if (!opts.bundleSink && opts.output == "-" && llvm::outs().is_displayed())
+    if (opts.emit == "bundle" && !opts.bundleSink && opts.output == "-" &&
+        llvm::outs().is_displayed())
       return usageError("a bundle is binary; refusing to write it to a "
                         "terminal (use -o FILE.kpack)");
   }
@@ -1264,6 +1403,17 @@ int runCompile(const Options &opts) {
     return writeOutput(opts, text);
   }
 
+  // Launchers: the header needs the signatures only; the source, the
+  // bundle too.
+  std::optional<LauncherFile> launchers;
+  if (llvm::StringRef(opts.emit).starts_with("launcher-")) {
+    launchers = launcherFile(opts, toEmit, sm, targets, diag);
+    if (!launchers)
+      return kExitUser;
+    if (opts.emit == "launcher-header")
+      return writeIfChanged(opts, launcherHeader(*launchers));
+  }
+
   mlir::MLIRContext ctx;
   ctx.printOpOnDiagnostic(false);
   ctx.printStackTraceOnDiagnostic(false);
@@ -1272,7 +1422,7 @@ int runCompile(const Options &opts) {
   if (!mod)
     return kExitUser;
   std::map<std::string, std::string> hashes;
-  if (opts.emit == "bundle" || !opts.tuned.empty())
+  if (compilesBundle(opts.emit) || !opts.tuned.empty())
     hashes = kernelHashes(*mod, opts.checkBounds);
   // --tuned: fewer variants, so the module is built again from them (the
   // hashes do not depend on the variants).
@@ -1287,7 +1437,8 @@ int runCompile(const Options &opts) {
     if (!mod)
       return kExitUser;
   }
-  if (opts.emit == "tile" || opts.emit == "bundle" || opts.summary || stage) {
+  if (opts.emit == "tile" || compilesBundle(opts.emit) || opts.summary ||
+      stage) {
     mlir::PassManager pm(&ctx);
     buildTilePipeline(pm);
     if (mlir::failed(pm.run(*mod)))
@@ -1300,6 +1451,15 @@ int runCompile(const Options &opts) {
       variant->setAttr("kiln.check_bounds", mlir::UnitAttr::get(&ctx));
   if (opts.emit == "bundle")
     return emitBundle(opts, *mod, toEmit, sema, targets, hashes, tuned);
+  if (launchers) {
+    std::string bytes;
+    Options sinkOpts = opts;
+    sinkOpts.bundleSink = &bytes;
+    if (int rc = emitBundle(sinkOpts, *mod, toEmit, sema, targets, hashes,
+                            tuned))
+      return rc;
+    return writeIfChanged(opts, launcherSource(*launchers, bytes));
+  }
   if (stage)
     return emitStage(opts, *mod, targets.front());
   std::string text;
@@ -1547,8 +1707,15 @@ int kiln::runDriver(llvm::ArrayRef<const char *> args) {
     return 0;
   }
   if (cmd == "--version") {
+    std::vector<std::string> backends;
+    for (TargetBackend *b : getRegisteredBackends())
+      backends.push_back(b->getName().str());
+    llvm::sort(backends);
     llvm::outs() << "kiln " << KILN_VERSION << " (LLVM/MLIR "
-                 << LLVM_VERSION_STRING << ")\n";
+                 << LLVM_VERSION_STRING << ")\n"
+                 << "backends: " << llvm::join(backends, ", ") << "\n"
+                 << "--targets=all: " << llvm::join(standardTargets(), ", ")
+                 << "\n";
     return 0;
   }
   if (cmd == "compile") {

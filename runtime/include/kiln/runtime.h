@@ -207,6 +207,10 @@ public:
   size_t bufferBytes() const { return BufferBytes; }
   /// "i32 5", "*f32 0x7f...".
   std::string str() const;
+  /// A pointer argument `Bytes` further on (within the same buffer: the
+  /// bytes left shrink; past the end, none are left). A scalar is returned
+  /// unchanged.
+  Arg advanced(size_t Bytes) const;
 
 private:
   bool Pointer = false;
@@ -442,6 +446,8 @@ public:
   Error fill(Buffer &Dst, size_t Offset, uint8_t Value, size_t Bytes);
   Error record(Event &E);
   Error synchronize();
+  /// The device the stream belongs to (an error for an empty Stream).
+  Expected<Device> device() const;
 
   detail::StreamImpl *impl() const { return Impl.get(); }
   const void *deviceTag() const { return Dev.get(); }
@@ -518,6 +524,7 @@ public:
 
 private:
   friend class Module;
+  friend class Stream;
   explicit Device(std::shared_ptr<detail::DeviceImpl> Impl)
       : Impl(std::move(Impl)) {}
   std::shared_ptr<detail::DeviceImpl> Impl;

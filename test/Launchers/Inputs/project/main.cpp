@@ -1,0 +1,28 @@
+// Prints what the two kernels of `kernels` wrote on the host.
+#include "kernels.h"
+
+#include <cstdio>
+#include <vector>
+
+int main() {
+  auto Dev = kiln::rt::Device::open("host");
+  auto S = Dev->createStream();
+  const int N = 100;
+  auto F = kiln::rt::DeviceArray<float>::allocate(*Dev, N);
+  auto I = kiln::rt::DeviceArray<int32_t>::allocate(*Dev, N);
+  if (kiln::rt::Error E = lt::fill_first(*S, *F, N)) {
+    std::printf("fill_first: %s\n", E.message().c_str());
+    return 1;
+  }
+  if (kiln::rt::Error E = lt::fill_second(*S, *I, N)) {
+    std::printf("fill_second: %s\n", E.message().c_str());
+    return 1;
+  }
+  std::vector<float> HF;
+  std::vector<int32_t> HI;
+  (void)F->download(*S, HF);
+  (void)I->download(*S, HI);
+  (void)S->synchronize();
+  std::printf("first %g %g second %d %d\n", HF[0], HF[N - 1], HI[0], HI[N - 1]);
+  return 0;
+}
