@@ -35,8 +35,13 @@ install(FILES
   DESTINATION ${KILN_PACKAGE_DIR})
 
 # The example kernels and the downstream project that uses the package.
-file(GLOB KILN_EXAMPLE_KERNELS ${PROJECT_SOURCE_DIR}/examples/*.tile)
+file(GLOB KILN_EXAMPLE_KERNELS CONFIGURE_DEPENDS
+  ${PROJECT_SOURCE_DIR}/examples/*.tile)
 install(FILES ${KILN_EXAMPLE_KERNELS}
   DESTINATION ${CMAKE_INSTALL_DATADIR}/kiln/examples)
-install(DIRECTORY examples/downstream
-  DESTINATION ${CMAKE_INSTALL_DATADIR}/kiln/examples)
+# The project's files only (not a build folder someone made inside it).
+install(FILES
+  examples/downstream/CMakeLists.txt
+  examples/downstream/typed_launchers.cpp
+  examples/downstream/c_api.c
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/kiln/examples/downstream)

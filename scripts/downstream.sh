@@ -13,11 +13,14 @@ trap 'rm -rf "$work"' EXIT
 
 cmake --install "$BUILD_DIR" --prefix "$work/first" >"$work/install.log"
 mv "$work/first" "$work/moved"
-# Nothing installed may name the first prefix (text or binary).
-if grep -rl --binary-files=text "$work/first" "$work/moved"; then
-  echo "downstream.sh: error: the files above name the install prefix; it cannot move" >&2
-  exit 1
-fi
+# Nothing installed may name the first prefix, the build folder or the
+# sources (text or binary): the package must work without them.
+for path in "$work/first" "$(cd "$BUILD_DIR" && pwd)" "$PWD/"; do
+  if grep -rl --binary-files=text -F "$path" "$work/moved"; then
+    echo "downstream.sh: error: the files above name $path; the installed package depends on it" >&2
+    exit 1
+  fi
+done
 "$work/moved/bin/kiln" --version
 
 cmake -S "$work/moved/share/kiln/examples/downstream" -B "$work/build" -G Ninja \

@@ -79,6 +79,10 @@ config.substitutions.append(("%runtime_include", os.path.join(
     config.kiln_src_root, "runtime", "include")))
 config.substitutions.append(("%runtime_lib", os.path.join(
     config.kiln_obj_root, "lib")))
+make = shutil.which("make")
+if make:
+    config.available_features.add("make")
+    config.substitutions.append(("%make", make))
 if os.path.basename(config.make_program) == "ninja":
     config.available_features.add("ninja")
     config.substitutions.append(("%ninja", config.make_program))

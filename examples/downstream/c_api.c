@@ -1,6 +1,6 @@
 /* Runs vector_add and softmax through the C API (kiln/runtime_c.h), the
  * way another language's FFI would: the bundles come from the C accessors
- * that the generated header declares (kiln_bundle_<namespace>_<file>), the
+ * that the generated header declares (kiln_bundle_<namespace>__<file>), the
  * arguments are kiln_arg values. Results are checked against a plain C
  * reference computed in double; outputs are poisoned first.
  *
@@ -34,7 +34,7 @@ static float uniform(void) {
 static int run_vector_add(kiln_device *dev, kiln_stream *stream) {
   const int n = 100003;
   size_t size, bytes = (size_t)n * sizeof(float);
-  const void *bundle = kiln_bundle_examples_vector_add(&size);
+  const void *bundle = kiln_bundle_examples__vector_add(&size);
   kiln_module *module;
   kiln_kernel *kernel;
   kiln_buffer *x, *y, *z;
@@ -88,7 +88,7 @@ static int run_vector_add(kiln_device *dev, kiln_stream *stream) {
 static int run_softmax(kiln_device *dev, kiln_stream *stream) {
   enum { rows = 19, cols = 700, stride = 704 };
   size_t size, bytes = (size_t)rows * stride * sizeof(float);
-  const void *bundle = kiln_bundle_examples_softmax(&size);
+  const void *bundle = kiln_bundle_examples__softmax(&size);
   kiln_module *module;
   kiln_kernel *kernel;
   kiln_buffer *x, *y;
@@ -157,6 +157,20 @@ int main(void) {
   int failures;
   state = (unsigned long long)time(NULL);
   CHECK(kiln_device_open("auto", &dev));
+  {
+    /* A GPU that the kernels were not compiled for (TARGETS): the host. */
+    size_t size;
+    const void *bundle = kiln_bundle_examples__vector_add(&size);
+    kiln_module *probe;
+    kiln_status status = kiln_module_load_memory(dev, bundle, size, &probe);
+    if (status == KILN_ERROR_NO_IMAGE) {
+      printf("note: %s; running on the host\n", kiln_last_error());
+      kiln_device_close(dev);
+      CHECK(kiln_device_open("host", &dev));
+    } else if (status == KILN_SUCCESS) {
+      kiln_module_unload(probe);
+    }
+  }
   CHECK(kiln_stream_create(dev, &stream));
   printf("device %s, seed %llu\n", kiln_device_description(dev), state);
   failures = run_vector_add(dev, stream) + run_softmax(dev, stream);

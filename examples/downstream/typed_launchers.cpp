@@ -56,6 +56,13 @@ int main() {
                  Dev.error().message().c_str());
     return 1;
   }
+  // A GPU that the kernels were not compiled for (TARGETS): the host.
+  if (auto M = examples::kiln_bundle_vector_add.module(*Dev);
+      !M && M.error().code() == kiln::rt::ErrorCode::NoImage) {
+    std::printf("note: %s; running on the host\n",
+                M.error().message().c_str());
+    Dev = kiln::rt::Device::open("host");
+  }
   auto S = Dev->createStream();
   if (!S) {
     std::fprintf(stderr, "%s\n", S.error().message().c_str());

@@ -11,17 +11,23 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 
 using namespace kiln::rt;
 
 namespace kiln::rt::detail {
 struct EmbeddedState {
-  std::mutex Mutex;
-  /// The parsed bundle (or why it could not be read), once.
-  std::optional<Expected<Bundle>> Parsed;
+  /// Guards Modules: launches on a device the bundle is loaded on take it
+  /// shared, and never wait for a load elsewhere.
+  std::shared_mutex Mutex;
   /// The bundle loaded on each device it was used on. A Module keeps its
   /// device alive, so a key is never reused while it is here.
   std::map<const DeviceImpl *, Module> Modules;
+  /// Serializes parsing and loading: two threads' first launches on one
+  /// device load the code objects once.
+  std::mutex LoadMutex;
+  /// The parsed bundle (or why it could not be read), once (LoadMutex).
+  std::optional<Expected<Bundle>> Parsed;
 };
 } // namespace kiln::rt::detail
 
@@ -36,9 +42,10 @@ detail::EmbeddedState &EmbeddedBundle::state() const {
   return *S;
 }
 
-Expected<Bundle> EmbeddedBundle::bundle() const {
-  detail::EmbeddedState &S = state();
-  std::lock_guard<std::mutex> Lock(S.Mutex);
+/// The parsed bundle; the caller holds LoadMutex.
+static Expected<Bundle> parsedLocked(detail::EmbeddedState &S,
+                                     const void *Data, size_t Size,
+                                     const char *Name) {
   if (!S.Parsed)
     S.Parsed.emplace(Bundle::readMemory(Data, Size, Name));
   if (!*S.Parsed)
@@ -46,24 +53,39 @@ Expected<Bundle> EmbeddedBundle::bundle() const {
   return **S.Parsed;
 }
 
+Expected<Bundle> EmbeddedBundle::bundle() const {
+  detail::EmbeddedState &S = state();
+  std::lock_guard<std::mutex> Lock(S.LoadMutex);
+  return parsedLocked(S, Data, Size, Name);
+}
+
 Expected<Module> EmbeddedBundle::module(const Device &D) const {
   if (!D.impl())
     return Error(ErrorCode::InvalidArgument,
                  std::string(Name) + ": the device is empty");
-  Expected<Bundle> B = bundle();
+  detail::EmbeddedState &S = state();
+  {
+    std::shared_lock<std::shared_mutex> Read(S.Mutex);
+    auto It = S.Modules.find(D.impl().get());
+    if (It != S.Modules.end())
+      return It->second;
+  }
+  std::lock_guard<std::mutex> Load(S.LoadMutex);
+  {
+    // Another thread may have loaded it while this one waited.
+    std::shared_lock<std::shared_mutex> Read(S.Mutex);
+    auto It = S.Modules.find(D.impl().get());
+    if (It != S.Modules.end())
+      return It->second;
+  }
+  Expected<Bundle> B = parsedLocked(S, Data, Size, Name);
   if (!B)
     return B.takeError();
-  detail::EmbeddedState &S = state();
-  std::lock_guard<std::mutex> Lock(S.Mutex);
-  auto It = S.Modules.find(D.impl().get());
-  if (It != S.Modules.end())
-    return It->second;
-  // Loading under the lock: two threads' first launches on one device
-  // load the code objects once.
   Device Handle = D;
   Expected<Module> M = Handle.loadModule(*B);
   if (!M)
     return M.takeError();
+  std::unique_lock<std::shared_mutex> Write(S.Mutex);
   S.Modules.emplace(D.impl().get(), *M);
   return *M;
 }
@@ -95,7 +117,7 @@ void EmbeddedBundle::release(const Device &D) const {
   detail::EmbeddedState &S = state();
   std::optional<Module> Dropped;
   {
-    std::lock_guard<std::mutex> Lock(S.Mutex);
+    std::unique_lock<std::shared_mutex> Write(S.Mutex);
     auto It = S.Modules.find(D.impl().get());
     if (It == S.Modules.end())
       return;

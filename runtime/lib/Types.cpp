@@ -250,7 +250,8 @@ Arg Arg::advanced(size_t Bytes) const {
   if (!Pointer)
     return *this;
   Arg A = *this;
-  A.Address = static_cast<const char *>(Address) + Bytes;
+  // Integer arithmetic: advancing a null pointer is no undefined behavior.
+  A.Address = reinterpret_cast<const void *>(uintptr_t(Address) + Bytes);
   A.Bits = uint64_t(uintptr_t(A.Address));
   std::memcpy(A.Storage, &A.Address, sizeof(A.Address));
   A.BufferBytes = Bytes < BufferBytes ? BufferBytes - Bytes : 0;

@@ -170,6 +170,7 @@ TEST_F(HostTest, EmbeddedBundleLaunches) {
   EXPECT_NE(Wrong.message().find("f64"), std::string::npos) << Wrong.message();
   Stream Empty;
   EXPECT_EQ(EB.launch(Empty, "vadd", {}).code(), ErrorCode::InvalidArgument);
+  EB.release(*Dev); // the cached module would keep the device open
 }
 
 TEST_F(HostTest, EmbeddedBundleFirstLaunchesRace) {

@@ -987,7 +987,7 @@ std::map<std::string, std::string> kernelHashes(mlir::ModuleOp generic,
 /// kernel whose name no launcher can have (at the name, with a caret).
 std::optional<LauncherFile>
 launcherFile(const Options &opts, llvm::ArrayRef<KernelToEmit> kernels,
-             llvm::SourceMgr &sm, llvm::ArrayRef<ResolvedTarget> targets,
+             llvm::ArrayRef<ResolvedTarget> targets,
              dsl::DiagnosticEngine &diag) {
   LauncherFile file;
   std::string name = opts.input == "-"
@@ -1022,8 +1022,6 @@ launcherFile(const Options &opts, llvm::ArrayRef<KernelToEmit> kernels,
     for (const dsl::Param &p : decl.params)
       lk.params.push_back({p.name, p.type.kind == dsl::TypeExpr::Kind::Pointer,
                            dsl::spelling(p.type.elem).str()});
-    unsigned line = sm.getLineAndColumn(decl.range.Start).first;
-    lk.location = file.sourceName + ":" + std::to_string(line);
     const char *begin = decl.range.Start.getPointer();
     const char *end = decl.body ? decl.body->range.Start.getPointer()
                                 : decl.range.End.getPointer();
@@ -1407,7 +1405,7 @@ int runCompile(const Options &opts) {
   // bundle too.
   std::optional<LauncherFile> launchers;
   if (llvm::StringRef(opts.emit).starts_with("launcher-")) {
-    launchers = launcherFile(opts, toEmit, sm, targets, diag);
+    launchers = launcherFile(opts, toEmit, targets, diag);
     if (!launchers)
       return kExitUser;
     if (opts.emit == "launcher-header")

@@ -63,12 +63,19 @@ std::string bundleObjectName(const LauncherFile &file) {
   return "kiln_bundle_" + file.ident;
 }
 
-/// The C accessor of the bundle: kiln_bundle_<ns>_<stem>, `::` as `_`.
-std::string bundleFunctionName(const LauncherFile &file) {
+/// The namespace's parts and the file's stem joined by "__": unambiguous,
+/// since no part has "__" in it or '_' at either end (isLauncherNamespace,
+/// launcherIdent).
+std::string qualifiedName(const LauncherFile &file) {
   std::string ns = file.ns;
   for (size_t i; (i = ns.find("::")) != std::string::npos;)
-    ns.replace(i, 2, "_");
-  return "kiln_bundle_" + ns + "_" + file.ident;
+    ns.replace(i, 2, "__");
+  return ns + "__" + file.ident;
+}
+
+/// The C accessor of the bundle: kiln_bundle_<ns>__<stem>.
+std::string bundleFunctionName(const LauncherFile &file) {
+  return "kiln_bundle_" + qualifiedName(file);
 }
 
 /// The C++ type of a language scalar type, as a launcher spells it.
@@ -165,22 +172,29 @@ void printWrappedComment(llvm::raw_ostream &os, llvm::StringRef prefix,
     os << prefix << line << "\n";
 }
 
+/// Case is kept (folding it could make two files' guards one); kiln_add_kernels'
+/// umbrella headers use another prefix (KILN_TARGET_).
 std::string headerGuard(const LauncherFile &file) {
-  std::string guard = "KILN_LAUNCHERS_" + file.ns + "_" + file.ident + "_H";
-  for (char &c : guard)
-    c = llvm::isAlnum(c) ? llvm::toUpper(c) : '_';
-  return guard;
+  return "KILN_LAUNCHERS_" + qualifiedName(file) + "_H";
 }
 
 } // namespace
 
 std::string kiln::launcherIdent(llvm::StringRef path) {
-  std::string ident = llvm::sys::path::stem(path).str();
-  for (char &c : ident)
-    if (!llvm::isAlnum(c) && c != '_')
-      c = '_';
-  if (ident.empty() || llvm::isDigit(ident[0]))
-    ident.insert(0, "_");
+  // Other characters become '_'; runs of '_' one; none at either end.
+  std::string ident;
+  for (char c : llvm::sys::path::stem(path)) {
+    char d = llvm::isAlnum(c) ? c : '_';
+    if (d == '_' && (ident.empty() || ident.back() == '_'))
+      continue;
+    ident += d;
+  }
+  while (!ident.empty() && ident.back() == '_')
+    ident.pop_back();
+  if (ident.empty())
+    ident = "kernels";
+  else if (llvm::isDigit(ident[0]))
+    ident.insert(0, "k");
   return ident;
 }
 
@@ -201,6 +215,16 @@ bool kiln::isLauncherNamespace(llvm::StringRef name, std::string &why) {
       why = "'" + part.str() + "' is a C++ keyword or a standard macro";
       return false;
     }
+    if (part.contains("__") || part.front() == '_' || part.back() == '_') {
+      why = "'" + part.str() + "' has '__' in it or '_' at an end (the "
+            "C accessor of the bundle joins the parts with '__')";
+      return false;
+    }
+  }
+  if (parts.front() == "std" || parts.front() == "kiln") {
+    why = "'" + parts.front().str() + "' belongs to the C++ library or to "
+          "Kiln's runtime; choose a namespace of your own";
+    return false;
   }
   return true;
 }
@@ -211,8 +235,9 @@ std::string kiln::launcherNameProblem(llvm::StringRef kernel,
     return "is a C++ keyword";
   if (isLikelyMacro(kernel))
     return "is a macro of the C and C++ standard headers";
-  if (kernel == bundleObjectName(file))
-    return "is the name of the bundle object the launchers declare";
+  if (kernel.starts_with("kiln_bundle_"))
+    return "starts with 'kiln_bundle_', which names the bundle objects the "
+           "launchers declare";
   return "";
 }
 
@@ -226,28 +251,34 @@ std::string kiln::launcherHeader(const LauncherFile &file) {
         "launchers\"). Do not edit.\n"
      << "#ifndef " << guard << "\n#define " << guard << "\n\n"
      << "#include <stddef.h>\n\n"
+     << "#ifndef KILN_LAUNCHER_EXPORT\n"
+     << "#define KILN_LAUNCHER_EXPORT __attribute__((visibility(\"default\")))\n"
+     << "#endif\n\n"
      << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
      << "// The bundle compiled from " << file.sourceName
      << ", as the C API's kiln_module_load_memory\n"
      << "// takes it; *size receives its size in bytes.\n"
-     << "const void *" << bundleFunctionName(file) << "(size_t *size);\n\n"
+     << "KILN_LAUNCHER_EXPORT const void *" << bundleFunctionName(file)
+     << "(size_t *size);\n\n"
      << "#ifdef __cplusplus\n} /* extern \"C\" */\n\n"
      << "#include <cstdint>\n#include <kiln/launcher.h>\n\n"
      << "namespace " << file.ns << " {\n\n"
      << "/// The bundle compiled from " << file.sourceName << ":\n"
      << "/// " << bundleObjectName(file) << ".kernel(device, \"NAME\") "
      << "gives a kernel untyped, to plan\n/// or tune it.\n"
-     << "extern const ::kiln::rt::EmbeddedBundle " << bundleObjectName(file)
-     << ";\n";
+     << "extern KILN_LAUNCHER_EXPORT const ::kiln::rt::EmbeddedBundle "
+     << bundleObjectName(file) << ";\n";
   for (const LauncherKernel &k : file.kernels) {
     os << "\n";
-    // A backslash ending a comment line would continue it onto the next.
-    std::string decl = k.location + ": " + k.declaration;
+    // No line number: editing a kernel must not change the header of the
+    // others. A backslash ending a comment line would continue it.
+    std::string decl = file.sourceName + ": " + k.declaration;
     std::replace(decl.begin(), decl.end(), '\\', '/');
     printWrappedComment(os, "/// ", decl);
     os << "/// " << k.variants << " variant" << (k.variants == 1 ? "" : "s")
        << (k.variants > 1 ? "; the tuning mode chooses (docs/tuning.md)" : "")
        << ".\n";
+    os << "KILN_LAUNCHER_EXPORT\n";
     printSignature(os, k, file, /*withDefault=*/true);
     os << ";\n";
   }
@@ -258,6 +289,7 @@ std::string kiln::launcherHeader(const LauncherFile &file) {
 
 std::string kiln::launcherSource(const LauncherFile &file,
                                  llvm::StringRef bundle) {
+  std::string array = "kBundle_" + file.ident;
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "// Generated by kiln " << KILN_VERSION << " from " << file.sourceName
@@ -266,10 +298,17 @@ std::string kiln::launcherSource(const LauncherFile &file,
      << file.targets << ") and the typed launchers of its\n"
      << "// kernels (docs/runtime.md, \"Generated launchers\"). Do not edit.\n"
      << "#include <cstddef>\n#include <cstdint>\n#include <kiln/launcher.h>\n\n"
+     << "#ifndef KILN_LAUNCHER_EXPORT\n"
+     << "#define KILN_LAUNCHER_EXPORT __attribute__((visibility(\"default\")))\n"
+     << "#endif\n\n"
      << "namespace {\n"
      << "// The bundle as a string literal (compilers read one much faster "
-        "than a\n// list of numbers); the array ends in one extra NUL.\n"
-     << "alignas(16) const char kBundle[] =\n";
+        "than a\n// list of numbers); the array ends in one extra NUL. "
+        "Its name is the file's, so\n// that a unity build of several "
+        "sources keeps them apart.\n"
+     << "#if defined(__GNUC__)\n#pragma GCC diagnostic push\n"
+     << "#pragma GCC diagnostic ignored \"-Woverlength-strings\"\n#endif\n"
+     << "alignas(16) const char " << array << "[] =\n";
   // Printable bytes as they are; the rest as three-digit octal escapes,
   // which cannot swallow a following digit.
   std::string line;
@@ -290,20 +329,21 @@ std::string kiln::launcherSource(const LauncherFile &file,
   }
   if (!line.empty() || bundle.empty())
     flush();
-  os << "    ;\n} // namespace\n\n"
-     << "extern \"C\" const void *" << bundleFunctionName(file)
-     << "(size_t *size) {\n"
-     << "  if (size)\n    *size = sizeof(kBundle) - 1;\n"
-     << "  return kBundle;\n}\n\n"
+  os << "    ;\n#if defined(__GNUC__)\n#pragma GCC diagnostic pop\n#endif\n"
+     << "} // namespace\n\n"
+     << "extern \"C\" KILN_LAUNCHER_EXPORT const void *"
+     << bundleFunctionName(file) << "(size_t *size) {\n"
+     << "  if (size)\n    *size = sizeof(" << array << ") - 1;\n"
+     << "  return " << array << ";\n}\n\n"
      << "namespace " << file.ns << " {\n\n"
-     << "extern const ::kiln::rt::EmbeddedBundle " << bundleObjectName(file)
-     << ";\n"
-     << "const ::kiln::rt::EmbeddedBundle " << bundleObjectName(file)
-     << "(kBundle, sizeof(kBundle) - 1,\n"
-     << std::string(34 + bundleObjectName(file).size(), ' ') << "\""
+     << "extern KILN_LAUNCHER_EXPORT const ::kiln::rt::EmbeddedBundle "
+     << bundleObjectName(file) << ";\n"
+     << "const ::kiln::rt::EmbeddedBundle " << bundleObjectName(file) << "(\n"
+     << "    " << array << ", sizeof(" << array << ") - 1, \""
      << file.sourceName << "\");\n";
   for (const LauncherKernel &k : file.kernels) {
     os << "\n";
+    os << "KILN_LAUNCHER_EXPORT\n";
     printSignature(os, k, file, /*withDefault=*/false);
     os << " {\n  return " << bundleObjectName(file) << ".launch(\n      "
        << kStreamName << ", \"" << k.name << "\",\n      {";

@@ -26,9 +26,8 @@ struct LauncherParam {
 struct LauncherKernel {
   std::string name;
   std::vector<LauncherParam> params;
-  /// Where the kernel is declared ("softmax.tile:27") and its declaration
-  /// up to the body, whitespace collapsed (for the comment).
-  std::string location;
+  /// The declaration up to the body, whitespace collapsed (for the
+  /// comment).
   std::string declaration;
   size_t variants = 0;
 };
@@ -44,16 +43,18 @@ struct LauncherFile {
   std::vector<LauncherKernel> kernels;
 };
 
-/// The file's stem as a C identifier (other characters become '_', a
-/// leading digit gets one before it): "layer-norm.tile" -> "layer_norm".
+/// The file's stem as a C identifier: other characters become '_', runs
+/// of '_' one, none at either end, a leading digit gets a 'k' ("layer-norm.tile"
+/// -> "layer_norm", "3d.tile" -> "k3d").
 std::string launcherIdent(llvm::StringRef path);
 
-/// Whether `name` can name a C++ namespace ("ns", "a::b": identifiers that
-/// are no keyword); otherwise sets `why`.
+/// Whether `name` can name the launchers' namespace ("ns", "a::b":
+/// identifiers that are no keyword, without "__" or '_' at an end, not in
+/// std or kiln); otherwise sets `why`.
 bool isLauncherNamespace(llvm::StringRef name, std::string &why);
 
 /// Why a kernel cannot have a launcher of its name ("" if it can): a C++
-/// keyword, a macro of the standard headers, or the bundle object's name.
+/// keyword, a macro of the standard headers, or a bundle object's prefix.
 std::string launcherNameProblem(llvm::StringRef kernel,
                                 const LauncherFile &file);
 

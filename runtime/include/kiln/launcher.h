@@ -246,8 +246,11 @@ struct EmbeddedState;
 /// A bundle compiled into the program (the bytes of a .kpack in a static
 /// array). Its code objects are loaded on a device at the first use there
 /// and stay loaded, with the device open, until release() or the end of
-/// the process. Thread-safe. Meant to be a namespace-scope constant:
-/// constant-initialized, and never destroyed (no exit-time driver calls).
+/// the process. Thread-safe: launches on a device it is loaded on share a
+/// reader lock and never wait for a load; loads (and the one parse) are
+/// serialized, so threads racing to a device's first launch load once.
+/// Meant to be a namespace-scope constant: constant-initialized, and never
+/// destroyed (no exit-time driver calls).
 class EmbeddedBundle {
 public:
   constexpr EmbeddedBundle(const void *Data, size_t Size, const char *Name)

@@ -19,7 +19,9 @@ static int fail(const char *What, const Error &E) {
 int main() {
   auto Dev = Device::open("host");
   auto S = Dev->createStream();
-  std::mt19937 Gen(std::random_device{}());
+  unsigned Seed = std::random_device{}();
+  std::printf("seed %u\n", Seed);
+  std::mt19937 Gen(Seed);
   std::uniform_real_distribution<float> U(-2, 2);
 
   // scale: a bf16 array, an f16 scalar, a bool.
@@ -77,8 +79,10 @@ int main() {
   auto Z = DeviceArray<int64_t>::allocate(*Dev, 16);
   auto Raw = DeviceArray<uint64_t>::allocate(*Dev, 16);
   const void *P = Raw->buffer().data();
-  int32_t Class = int32_t(Gen() % 1000);
+  int32_t Class = int32_t(Gen() % 1000), Stream = int32_t(Gen() % 1000),
+          Options = int32_t(Gen() % 1000);
   int64_t New = int64_t(Gen() % 1000) - 500;
+  int64_t Want = Class + Stream * 1000LL + Options * 1000000LL + New * 1000000000LL;
   if (Error E = S->fill(Z->buffer(), 0, 0xff, Z->bytes()))
     return fail("fill", E);
   if (Error E = t::u::all_types(
@@ -90,7 +94,7 @@ int main() {
           DevicePtr<f16>::fromAddress(P), DevicePtr<double>::fromAddress(P),
           DevicePtr<f8e4m3>::fromAddress(P), DevicePtr<f8e5m2>::fromAddress(P),
           true, int8_t(-1), int16_t(-2), int64_t(-3), uint8_t(4), uint16_t(5),
-          uint32_t(6), uint64_t(7), 8.5, Class, 1, 2, New, *Z))
+          uint32_t(6), uint64_t(7), 8.5, Class, Stream, Options, New, *Z))
     return fail("all_types", E);
   std::vector<int64_t> Got;
   if (Error E = Z->download(*S, Got))
@@ -98,16 +102,16 @@ int main() {
   if (Error E = S->synchronize())
     return fail("synchronize", E);
   for (int64_t V : Got)
-    if (V != Class + New * 2) {
+    if (V != Want) {
       std::printf("FAIL all_types: %lld, want %lld\n", (long long)V,
-                  (long long)(Class + New * 2));
+                  (long long)Want);
       return 1;
     }
   std::printf("ok all_types\n");
 
   // The C accessor gives the same bytes as the bundle object.
   size_t Size = 0;
-  const void *Bytes = kiln_bundle_t_u_types(&Size);
+  const void *Bytes = kiln_bundle_t__u__types(&Size);
   if (Bytes != t::u::kiln_bundle_types.data() ||
       Size != t::u::kiln_bundle_types.size() || Size == 0) {
     std::printf("FAIL the C accessor\n");

@@ -6,6 +6,6 @@
 
 kiln_status load(kiln_device *device, kiln_module **module) {
   size_t size;
-  const void *bytes = kiln_bundle_t_u_types(&size);
+  const void *bytes = kiln_bundle_t__u__types(&size);
   return kiln_module_load_memory(device, bytes, size, module);
 }

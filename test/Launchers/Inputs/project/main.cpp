@@ -24,5 +24,19 @@ int main() {
   (void)I->download(*S, HI);
   (void)S->synchronize();
   std::printf("first %g %g second %d %d\n", HF[0], HF[N - 1], HI[0], HI[N - 1]);
+  // How fill_first's variant is chosen in the cached mode: the default
+  // without a table, the shipped table with TUNED.
+  auto K = lt::kiln_bundle_first.kernel(*Dev, "fill_first");
+  kiln::rt::LaunchOptions Cached;
+  Cached.Tuning = kiln::rt::TuningMode::Cached;
+  auto Plan = K->launch(*S, {F->ptr().arg(), kiln::rt::Arg::i32(N)}, Cached);
+  if (!Plan) {
+    std::printf("plan: %s\n", Plan.error().message().c_str());
+    return 1;
+  }
+  const kiln::rt::KernelInfo &Info = K->info();
+  std::printf("fill_first: %zu variants, %zu shipped choices, launch: %s\n",
+              Info.Variants.size(), Info.Tuned.size(),
+              std::string(kiln::rt::choiceSourceName(Plan->Source)).c_str());
   return 0;
 }
