@@ -39,54 +39,41 @@ namespace kiln::rt {
 // Element types
 //===----------------------------------------------------------------------===//
 
-/// An IEEE half: its 16-bit pattern. Converts from and to float explicitly.
-struct f16 {
-  uint16_t bits = 0;
-  f16() = default;
-  explicit f16(float Value) : bits(floatToHalf(Value)) {}
-  static f16 fromBits(uint16_t Bits) {
-    f16 H;
-    H.bits = Bits;
-    return H;
+namespace detail {
+/// What the four float types share: the bit pattern, fromBits, and the
+/// explicit conversion to float. Derived adds its constructor from float.
+template <typename Derived, typename BitsT, float (*Decode)(BitsT)>
+struct FloatBits {
+  BitsT bits = 0;
+  static Derived fromBits(BitsT Bits) {
+    Derived D;
+    D.bits = Bits;
+    return D;
   }
-  explicit operator float() const { return halfToFloat(bits); }
+  explicit operator float() const { return Decode(bits); }
+};
+} // namespace detail
+
+/// An IEEE half: its 16-bit pattern. Converts from and to float explicitly.
+struct f16 : detail::FloatBits<f16, uint16_t, halfToFloat> {
+  f16() = default;
+  explicit f16(float Value) { bits = floatToHalf(Value); }
 };
 
 /// A bfloat16: its 16-bit pattern (round to nearest even from float).
-struct bf16 {
-  uint16_t bits = 0;
+struct bf16 : detail::FloatBits<bf16, uint16_t, bf16ToFloat> {
   bf16() = default;
-  explicit bf16(float Value) : bits(floatToBF16(Value)) {}
-  static bf16 fromBits(uint16_t Bits) {
-    bf16 B;
-    B.bits = Bits;
-    return B;
-  }
-  explicit operator float() const { return bf16ToFloat(bits); }
+  explicit bf16(float Value) { bits = floatToBF16(Value); }
 };
 
 /// OCP FP8 E4M3 (finite, saturating) and E5M2: their 8-bit patterns.
-struct f8e4m3 {
-  uint8_t bits = 0;
+struct f8e4m3 : detail::FloatBits<f8e4m3, uint8_t, f8e4m3ToFloat> {
   f8e4m3() = default;
-  explicit f8e4m3(float Value) : bits(floatToF8E4M3(Value)) {}
-  static f8e4m3 fromBits(uint8_t Bits) {
-    f8e4m3 F;
-    F.bits = Bits;
-    return F;
-  }
-  explicit operator float() const { return f8e4m3ToFloat(bits); }
+  explicit f8e4m3(float Value) { bits = floatToF8E4M3(Value); }
 };
-struct f8e5m2 {
-  uint8_t bits = 0;
+struct f8e5m2 : detail::FloatBits<f8e5m2, uint8_t, f8e5m2ToFloat> {
   f8e5m2() = default;
-  explicit f8e5m2(float Value) : bits(floatToF8E5M2(Value)) {}
-  static f8e5m2 fromBits(uint8_t Bits) {
-    f8e5m2 F;
-    F.bits = Bits;
-    return F;
-  }
-  explicit operator float() const { return f8e5m2ToFloat(bits); }
+  explicit f8e5m2(float Value) { bits = floatToF8E5M2(Value); }
 };
 
 static_assert(sizeof(f16) == 2 && sizeof(bf16) == 2 && sizeof(f8e4m3) == 1 &&
