@@ -88,6 +88,11 @@ function(kiln_add_kernels target)
   set(generated)
   set(stems)
   foreach(src IN LISTS ARG_SOURCES)
+    # A misspelt keyword after SOURCES would be taken for a source.
+    if(NOT src MATCHES "\\.tile$")
+      message(FATAL_ERROR "kiln_add_kernels(${target}): SOURCES entry "
+        "'${src}' is not a .tile file (a misspelt keyword?)")
+    endif()
     get_filename_component(abs "${src}" ABSOLUTE
       BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
     get_filename_component(stem "${abs}" NAME_WLE)

@@ -565,10 +565,16 @@ Error kiln::rt::detail::launchPlanned(ModuleImpl &M, unsigned Kernel,
 Expected<LaunchPlan> Kernel::plan(const std::vector<Arg> &Args,
                                   const LaunchOptions &Options) const {
   size_t Position, Slot;
+  std::vector<Candidate> Candidates;
   Expected<LaunchPlan> Plan =
-      Planner(*M, Index).plan(Args, Options, Position, Slot);
-  if (Plan && (!Options.Config.empty() || Options.Variant))
+      Planner(*M, Index).plan(Args, Options, Position, Slot, &Candidates);
+  if (!Plan)
+    return Plan;
+  if (!Options.Config.empty() || Options.Variant)
     Plan->Source = ChoiceSource::Pinned;
+  else
+    Plan->Source =
+        Candidates.size() < 2 ? ChoiceSource::Only : ChoiceSource::Default;
   return Plan;
 }
 

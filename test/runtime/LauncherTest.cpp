@@ -170,6 +170,10 @@ TEST_F(HostTest, EmbeddedBundleLaunches) {
   EXPECT_NE(Wrong.message().find("f64"), std::string::npos) << Wrong.message();
   Stream Empty;
   EXPECT_EQ(EB.launch(Empty, "vadd", {}).code(), ErrorCode::InvalidArgument);
+  Device Kept = *Dev, Moved = std::move(Kept);
+  auto NoDevice = EB.module(Kept);
+  ASSERT_FALSE(NoDevice);
+  EXPECT_EQ(NoDevice.error().message(), "vadd.tile: the device is empty");
   EB.release(*Dev); // the cached module would keep the device open
 }
 

@@ -231,6 +231,15 @@ TEST_F(TuningTest, ModesOffAndCachedNeverMeasure) {
   ASSERT_TRUE(E);
   EXPECT_EQ(E->Source, ChoiceSource::Pinned);
   EXPECT_EQ(E->Variant, 2u);
+
+  // plan() does not consult tuning: the default among several candidates.
+  auto Planned = K.plan(args(B, 8));
+  ASSERT_TRUE(Planned);
+  EXPECT_EQ(Planned->Source, ChoiceSource::Default);
+  EXPECT_EQ(Planned->Variant, 0u);
+  auto PlannedPin = K.plan(args(B, 8), Pin);
+  ASSERT_TRUE(PlannedPin);
+  EXPECT_EQ(PlannedPin->Source, ChoiceSource::Pinned);
 }
 
 TEST_F(TuningTest, KeyBucketsAreTheNextPowerOfTwo) {

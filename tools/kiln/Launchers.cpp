@@ -140,14 +140,14 @@ std::vector<std::string> paramNames(const LauncherKernel &k,
   return names;
 }
 
-/// The launcher's declaration (without the trailing ';' or body); the
-/// header's has the default for `options`.
+/// The launcher's declaration (without the trailing ';' or body), its
+/// parameters named `names` (paramNames); the header's has the default for
+/// `options`.
 void printSignature(llvm::raw_ostream &os, const LauncherKernel &k,
-                    const LauncherFile &file, bool withDefault) {
+                    llvm::ArrayRef<std::string> names, bool withDefault) {
   std::string head = "::kiln::rt::Error " + k.name + "(";
   std::string indent(head.size(), ' ');
   os << head << "::kiln::rt::Stream &" << kStreamName;
-  std::vector<std::string> names = paramNames(k, file);
   for (auto [p, name] : llvm::zip(k.params, names))
     os << ",\n" << indent << paramType(p) << " " << name;
   os << ",\n"
@@ -279,7 +279,7 @@ std::string kiln::launcherHeader(const LauncherFile &file) {
        << (k.variants > 1 ? "; the tuning mode chooses (docs/tuning.md)" : "")
        << ".\n";
     os << "KILN_LAUNCHER_EXPORT\n";
-    printSignature(os, k, file, /*withDefault=*/true);
+    printSignature(os, k, paramNames(k, file), /*withDefault=*/true);
     os << ";\n";
   }
   os << "\n} // namespace " << file.ns << "\n\n#endif /* __cplusplus */\n"
@@ -343,11 +343,11 @@ std::string kiln::launcherSource(const LauncherFile &file,
      << file.sourceName << "\");\n";
   for (const LauncherKernel &k : file.kernels) {
     os << "\n";
+    std::vector<std::string> names = paramNames(k, file);
     os << "KILN_LAUNCHER_EXPORT\n";
-    printSignature(os, k, file, /*withDefault=*/false);
+    printSignature(os, k, names, /*withDefault=*/false);
     os << " {\n  return " << bundleObjectName(file) << ".launch(\n      "
        << kStreamName << ", \"" << k.name << "\",\n      {";
-    std::vector<std::string> names = paramNames(k, file);
     for (auto [i, pn] : llvm::enumerate(llvm::zip(k.params, names)))
       os << (i ? ",\n       " : "") << argExpr(std::get<0>(pn), std::get<1>(pn));
     os << "},\n      " << kOptionsName << ");\n}\n";

@@ -591,7 +591,7 @@ struct VariantTiming {
 enum class ChoiceSource {
   Only,     ///< one candidate: nothing to choose
   Pinned,   ///< LaunchOptions named it
-  Default,  ///< tuning off, or no time known (Cached)
+  Default,  ///< tuning off, no time known (Cached), or Kernel::plan
   Database, ///< the fastest time in the tuning database
   Measured, ///< measured by this launch (Full), then the fastest
   Table,    ///< the bundle's shipped tuning table (kiln compile --tuned)
@@ -672,7 +672,9 @@ public:
 
   /// Checks the arguments against the parameters (count, kinds, types,
   /// @div and @align promises), selects the variant and evaluates its grid,
-  /// without launching.
+  /// without launching. It does not consult tuning: among several
+  /// candidates it plans the default one (Source Default; Only or Pinned
+  /// otherwise), which a launch may replace by tuning.
   Expected<LaunchPlan> plan(const std::vector<Arg> &Args,
                             const LaunchOptions &Options = {}) const;
   /// Loads the code objects of the variant with this index that this
