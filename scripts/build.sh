@@ -3,6 +3,8 @@
 # Builds are serialized through a lock file: the machine has two cores and
 # two concurrent MLIR builds only slow each other down.
 # Usage: scripts/build.sh [ninja targets...]
+#   KILN_CMAKE_ARGS: more arguments for the first configure of the folder
+#   (scripts/sanitize.sh: -DKILN_SANITIZE=...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${KILN_BUILD_DIR:-build}
@@ -12,7 +14,7 @@ exec 9>/tmp/kiln-build.lock
 flock 9
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \
-    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit ${KILN_CMAKE_ARGS:-}
 fi
 if [ $# -eq 0 ]; then set -- all; fi
 cmake --build "$BUILD_DIR" -j "$(nproc)" --target "$@"

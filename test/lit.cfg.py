@@ -46,7 +46,7 @@ elif os.environ.get("KILN_EXPECT_HIP_RUNTIME") == "1":
     lit_config.error("KILN_EXPECT_HIP_RUNTIME=1 but libamdhip64 cannot be "
                      "loaded (scripts/deps.sh installs libamdhip64-5)")
 
-llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
+llvm_config.with_system_environment(["HOME", "TMP", "TEMP", "LSAN_OPTIONS"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.kiln_tools_dir, config.llvm_tools_dir]
@@ -72,6 +72,13 @@ if ptxas:
 # headers and libraries.
 config.substitutions.append(("%cmake", config.cmake_command))
 config.substitutions.append(("%cxx", config.cxx_compiler))
+# What a program that links the runtime by hand must add in a sanitized
+# build (the CMake package's targets carry it themselves).
+sanitize = getattr(config, "kiln_sanitize", "")
+config.substitutions.append(("%sanitize_flags", (
+    "-fsanitize=%s -fno-sanitize-recover=all" % sanitize) if sanitize else ""))
+if sanitize:
+    config.available_features.add("sanitized")
 config.substitutions.append(("%cc", config.c_compiler))
 config.substitutions.append(("%kiln_package", os.path.join(
     config.kiln_obj_root, "lib", "cmake", "Kiln")))

@@ -334,10 +334,22 @@ LogicalResult Lowering::lower(Operation *op) {
     Value valid = cp.getMask()
                       ? Value(LLVM::ZExtOp::create(b, loc, i32Ty, cp.getMask()))
                       : i32(b, loc, 1);
+    Value src = hostPtr(b, loc, cp.getAddr());
+    if (checked) {
+      // The source is read when the wait lands the copy, past any check
+      // there: check it now, like a load, where the mask lets it through
+      // (the emulator's check ends the program when it fails).
+      Value mask = cp.getMask()
+                       ? cp.getMask()
+                       : Value(LLVM::ConstantOp::create(b, loc, b.getI1Type(),
+                                                        b.getBoolAttr(true)));
+      auto ifOp = scf::IfOp::create(b, loc, mask, false);
+      OpBuilder bb(ifOp.getThenRegion().front().getTerminator());
+      check(bb, op, src, cp.getSize(), false);
+    }
     call(b, loc, kAsyncCopy, Type(),
-         {sharedOffset(b, loc, cp.getBuffer(), cp.getOffset()),
-          hostPtr(b, loc, cp.getAddr()), i32(b, loc, cp.getSize()), valid,
-          where(b, op)});
+         {sharedOffset(b, loc, cp.getBuffer(), cp.getOffset()), src,
+          i32(b, loc, cp.getSize()), valid, where(b, op)});
   } else if (isa<AsyncCommitOp>(op)) {
     call(b, loc, kAsyncCommit, Type(), {});
   } else if (auto wait = dyn_cast<AsyncWaitOp>(op)) {

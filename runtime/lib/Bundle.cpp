@@ -32,7 +32,7 @@ constexpr uint64_t kHeaderSize = 32;
 constexpr uint64_t kEntrySize = 40;
 constexpr uint64_t kStringEntrySize = 16;
 constexpr uint64_t kAlignment = 8;
-constexpr uint64_t kMaxStrings = 4096;
+constexpr uint64_t kMaxStrings = limits::kMaxBinaryStrings;
 constexpr uint16_t kImageKindLast = 7;    // IMG_LAST
 constexpr uint16_t kOffloadKindLast = 16; // OFK_LAST
 const uint8_t kMagic[4] = {0x10, 0xFF, 0x10, 0xAD};
@@ -370,6 +370,11 @@ kiln::rt::detail::readContainer(const uint8_t *Data, size_t Size,
 
 Expected<Bundle> Bundle::readMemory(const void *Bytes, size_t Size,
                                     std::string Name) {
+  if (Size > limits::kMaxBundleBytes)
+    return bundleError(Name, ErrorCode::InvalidBundle,
+                       "the bundle is " + byteSize(Size) +
+                           ", over the limit of " +
+                           byteSize(limits::kMaxBundleBytes));
   std::vector<uint8_t> Copy;
   try {
     const uint8_t *Begin = static_cast<const uint8_t *>(Bytes);
@@ -400,6 +405,11 @@ Expected<Bundle> Bundle::readOwned(std::vector<uint8_t> Bytes,
                        "not a Kiln manifest)");
   if (Error E = checkFormatVersion(Manifest, Data->Name))
     return E;
+  if (Manifest.ImageSize > limits::kMaxManifestBytes)
+    return bundleError(Data->Name, ErrorCode::InvalidBundle,
+                       "the manifest is " + byteSize(Manifest.ImageSize) +
+                           ", over the limit of " +
+                           byteSize(limits::kMaxManifestBytes));
   std::string_view Json(
       reinterpret_cast<const char *>(Data->Bytes.data() + Manifest.ImageOffset),
       Manifest.ImageSize);
@@ -411,7 +421,8 @@ Expected<Bundle> Bundle::readOwned(std::vector<uint8_t> Bytes,
 }
 
 Expected<Bundle> Bundle::readFile(const std::string &Path) {
-  Expected<std::vector<uint8_t>> Bytes = detail::readWholeFile(Path);
+  Expected<std::vector<uint8_t>> Bytes =
+      detail::readWholeFile(Path, limits::kMaxBundleBytes, "bundle");
   if (!Bytes)
     return Bytes.error();
   return readOwned(std::move(*Bytes), Path);

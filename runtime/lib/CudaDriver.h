@@ -82,18 +82,19 @@ constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 /// The driver's entry points: those HIP shares (gpu::Api) and CUDA's own.
 struct Driver : gpu::Api {
   CUresult (*cuGetErrorName)(CUresult Error, const char **Name) = nullptr;
-  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *Context,
-                                       CUdevice Device) = nullptr;
-  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice Device) = nullptr;
-  CUresult (*cuCtxPushCurrent)(CUcontext Context) = nullptr;
-  CUresult (*cuCtxPopCurrent)(CUcontext *Context) = nullptr;
-  CUresult (*cuModuleLoadDataEx)(CUmodule *Module, const void *Image,
-                                 unsigned NumOptions, int *Options,
-                                 void **OptionValues) = nullptr;
-  CUresult (*cuFuncGetAttribute)(int *Value, int Attribute,
-                                 CUfunction Function) = nullptr;
-  CUresult (*cuFuncSetAttribute)(CUfunction Function, int Attribute,
-                                 int Value) = nullptr;
+  gpu::Entry<CUresult(CUcontext *Context, CUdevice Device)>
+      cuDevicePrimaryCtxRetain;
+  gpu::ReleaseEntry<CUresult(CUdevice Device)> cuDevicePrimaryCtxRelease;
+  gpu::Entry<CUresult(CUcontext Context)> cuCtxPushCurrent;
+  gpu::ReleaseEntry<CUresult(CUcontext *Context)> cuCtxPopCurrent;
+  gpu::Entry<CUresult(CUmodule *Module, const void *Image,
+                      unsigned NumOptions, int *Options,
+                      void **OptionValues)>
+      cuModuleLoadDataEx;
+  gpu::Entry<CUresult(int *Value, int Attribute, CUfunction Function)>
+      cuFuncGetAttribute;
+  gpu::Entry<CUresult(CUfunction Function, int Attribute, int Value)>
+      cuFuncSetAttribute;
 
   /// "CUDA_ERROR_INVALID_PTX" (cuGetErrorName), or "CUDA error 218" if the
   /// driver does not know the code.

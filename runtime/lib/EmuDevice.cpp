@@ -24,6 +24,8 @@
 #undef _FORTIFY_SOURCE
 
 #include "EmuDevice.h"
+#include "Fault.h"
+#include "FiberSanitizer.h"
 #include "HostDevice.h"
 #include "ThreadPool.h"
 
@@ -78,6 +80,7 @@ struct EmuThread {
   jmp_buf Jump;       ///< where it resumes
   bool Started = false;
   void *Stack = nullptr;
+  fiber::Stack Fiber; ///< the sanitizers' view of `Stack`
   Status State = Status::Done;
   const char *Where = nullptr; ///< where it waits
   // The warp-collective op it brings.
@@ -148,6 +151,7 @@ struct EmuProgram {
   std::vector<EmuThread> T;
   ucontext_t Scheduler; ///< uc_link of the threads (never reached)
   jmp_buf SchedulerJump;
+  fiber::Stack SchedulerStack; ///< the worker's own stack
   std::vector<uint8_t> Shared;
   std::vector<Shadow> ShadowMem;
   uint32_t Epoch = 1;
@@ -185,8 +189,10 @@ struct EmuProgram {
 
   ~EmuProgram() {
     for (EmuThread &Th : T)
-      if (Th.Stack)
+      if (Th.Stack) {
+        fiber::destroy(Th.Fiber);
         munmap(Th.Stack, kFiberStackBytes);
+      }
   }
 
   std::string program() const {
@@ -204,25 +210,39 @@ struct EmuProgram {
     return Where && *Where ? std::string(" at ") + Where : std::string();
   }
 
-  /// Ends the program with an error; called on a thread's fiber, does not
-  /// return (the fiber is abandoned).
-  [[noreturn]] void fail(EmuThread &Th, ErrorCode C, const std::string &Msg) {
+  /// Records the error that ends the program; `stop` then leaves the
+  /// fiber. The two are apart because the fiber is abandoned, not unwound:
+  /// nothing on its stack is destroyed, so `stop` must come once the
+  /// message and every other string and vector of the calling frames are
+  /// gone (`report(...); stop(Th);`, two statements), or their memory
+  /// leaks with each failed launch.
+  void report(EmuThread &Th, ErrorCode C, const std::string &Msg) {
     Failed = true;
     Launch->fail(ProgramIndex, C, Msg + " (in " + program() + ")");
     Th.State = Status::Stopped;
+  }
+  /// Back to the scheduler for good, after `report`.
+  [[noreturn]] void stop(EmuThread &Th) {
+    fiber::leave(Th.Fiber, SchedulerStack);
     _longjmp(SchedulerJump, 1);
   }
 
   /// Back to the scheduler until it resumes this thread.
   void yield(EmuThread &Th) {
-    if (_setjmp(Th.Jump) == 0)
+    if (_setjmp(Th.Jump) == 0) {
+      fiber::leave(Th.Fiber, SchedulerStack);
       _longjmp(SchedulerJump, 1);
+    }
+    fiber::arrive(Th.Fiber, &SchedulerStack);
   }
 
   /// Runs `Th` until it yields, ends or fails.
   void resume(EmuThread &Th) {
-    if (_setjmp(SchedulerJump) != 0)
+    if (_setjmp(SchedulerJump) != 0) {
+      fiber::arrive(SchedulerStack);
       return;
+    }
+    fiber::leave(SchedulerStack, Th.Fiber);
     if (!Th.Started) {
       Th.Started = true;
       _longjmp(Th.Start, 1);
@@ -233,16 +253,20 @@ struct EmuProgram {
   bool prepare(EmuLaunch &L) {
     Launch = &L;
     size_t N = size_t(L.Threads);
-    if (T.size() < N) {
-      size_t Old = T.size();
+    if (T.size() < N)
       T.resize(N);
-      for (size_t I = Old; I < N; ++I) {
-        void *S = mmap(nullptr, kFiberStackBytes, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (S == MAP_FAILED)
-          return false;
-        T[I].Stack = S;
-      }
+    // Stacks a failed launch could not map are mapped by the next.
+    for (size_t I = 0; I < N; ++I) {
+      if (T[I].Stack)
+        continue;
+      void *S = fault::inject(fault::Point::Allocate, "mmap")
+                    ? MAP_FAILED
+                    : mmap(nullptr, kFiberStackBytes, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (S == MAP_FAILED)
+        return false;
+      T[I].Stack = S;
+      fiber::create(T[I].Fiber, S, kFiberStackBytes);
     }
     Shared.assign(size_t(L.SharedBytes), 0);
     ShadowMem.assign(size_t(L.SharedBytes), Shadow());
@@ -250,6 +274,7 @@ struct EmuProgram {
                  WarpState());
     // Each fiber starts once per launch and records where a program's
     // thread begins (threadMain); programs restart it from there.
+    fiber::adoptCurrentThread(SchedulerStack);
     for (size_t I = 0; I < N; ++I) {
       EmuThread &Th = T[I];
       Th.Program = this;
@@ -260,8 +285,11 @@ struct EmuProgram {
       uintptr_t Self = uintptr_t(&Th);
       makecontext(&Th.Context, reinterpret_cast<void (*)()>(&threadMain), 2,
                   int(uint32_t(Self)), int(uint32_t(Self >> 32)));
-      if (_setjmp(SchedulerJump) == 0)
+      if (_setjmp(SchedulerJump) == 0) {
+        fiber::leave(SchedulerStack, Th.Fiber);
         setcontext(&Th.Context);
+      }
+      fiber::arrive(SchedulerStack);
     }
     return true;
   }
@@ -269,10 +297,14 @@ struct EmuProgram {
   static void threadMain(int Lo, int Hi) {
     EmuThread *volatile Th = reinterpret_cast<EmuThread *>(
         (uintptr_t(uint32_t(Hi)) << 32) | uintptr_t(uint32_t(Lo)));
+    fiber::arrive(Th->Fiber, &Th->Program->SchedulerStack);
     // The first entry only records the start; each program's thread
     // begins here.
-    if (_setjmp(Th->Start) == 0)
+    if (_setjmp(Th->Start) == 0) {
+      fiber::leave(Th->Fiber, Th->Program->SchedulerStack);
       _longjmp(Th->Program->SchedulerJump, 1);
+    }
+    fiber::arrive(Th->Fiber, &Th->Program->SchedulerStack);
     EmuProgram &P = *Th->Program;
     P.Launch->Entry(P.Launch->Args, &Th->Abi);
     // Copies still in flight land when the thread ends.
@@ -280,6 +312,7 @@ struct EmuProgram {
     Th->State = Status::Done;
     ++P.Done;
     ++P.Warps[size_t(Th->Abi.warp)].Done;
+    fiber::leave(Th->Fiber, P.SchedulerStack);
     _longjmp(P.SchedulerJump, 1);
   }
 
@@ -397,24 +430,28 @@ struct EmuProgram {
                   const char *Where) {
     bool IsWrite = Kind != Access::Read;
     int64_t Size = int64_t(Shared.size());
-    if (Offset < 0 || Bytes < 0 || int64_t(Offset) + Bytes > Size)
-      fail(Th, ErrorCode::KernelTrapped,
-           "out-of-range shared-memory " + std::string(IsWrite ? "write" : "read") +
-               " of bytes [" + std::to_string(Offset) + ", " +
-               std::to_string(int64_t(Offset) + Bytes) + ") by " +
-               thread(Th.Abi.thread) + at(Where) + "; the program has " +
-               std::to_string(Size) + " bytes");
+    if (Offset < 0 || Bytes < 0 || int64_t(Offset) + Bytes > Size) {
+      report(Th, ErrorCode::KernelTrapped,
+             "out-of-range shared-memory " + std::string(IsWrite ? "write" : "read") +
+                 " of bytes [" + std::to_string(Offset) + ", " +
+                 std::to_string(int64_t(Offset) + Bytes) + ") by " +
+                 thread(Th.Abi.thread) + at(Where) + "; the program has " +
+                 std::to_string(Size) + " bytes");
+      stop(Th);
+    }
     int32_t Me = Th.Abi.thread;
     for (int32_t B = Offset; B < Offset + Bytes; ++B) {
       Shadow &S = ShadowMem[size_t(B)];
-      if (S.CopyWhere && Kind != Access::CopyLand)
-        fail(Th, ErrorCode::KernelTrapped,
-             std::string(IsWrite ? "write" : "read") +
-                 " of shared memory before the asynchronous copy that "
-                 "writes it landed: byte " +
-                 std::to_string(B) + " by " + thread(Me) + at(Where) +
-                 " (the copy started" + at(S.CopyWhere) +
-                 "; a wait is missing)");
+      if (S.CopyWhere && Kind != Access::CopyLand) {
+        report(Th, ErrorCode::KernelTrapped,
+               std::string(IsWrite ? "write" : "read") +
+                   " of shared memory before the asynchronous copy that "
+                   "writes it landed: byte " +
+                   std::to_string(B) + " by " + thread(Me) + at(Where) +
+                   " (the copy started" + at(S.CopyWhere) +
+                   "; a wait is missing)");
+        stop(Th);
+      }
       if (IsWrite) {
         if (S.WriteEpoch == Epoch && S.Writer != Me)
           race(Th, B, "writes", Where, S.Writer, "wrote", S.WriteWhere);
@@ -454,11 +491,12 @@ struct EmuProgram {
   [[noreturn]] void race(EmuThread &Th, int32_t Byte, const char *What,
                          const char *Where, int32_t Other,
                          const char *OtherWhat, const char *OtherWhere) {
-    fail(Th, ErrorCode::KernelTrapped,
-         "shared-memory race on byte " + std::to_string(Byte) + ": " +
-             thread(Th.Abi.thread) + " " + What + " it" + at(Where) + ", " +
-             thread(Other) + " " + OtherWhat + " it" + at(OtherWhere) +
-             ", with no barrier between");
+    report(Th, ErrorCode::KernelTrapped,
+           "shared-memory race on byte " + std::to_string(Byte) + ": " +
+               thread(Th.Abi.thread) + " " + What + " it" + at(Where) + ", " +
+               thread(Other) + " " + OtherWhat + " it" + at(OtherWhere) +
+               ", with no barrier between");
+    stop(Th);
   }
 
   /// Lands the copies of all but the `Pending` newest committed groups
@@ -500,24 +538,30 @@ struct EmuProgram {
     EmuLaunch &L = *Launch;
     Th.State = Status::AtBarrier;
     Th.Where = Where;
-    if (Done)
-      fail(Th, ErrorCode::KernelTrapped,
-           "barrier not reached by every thread: " + thread(Th.Abi.thread) +
-               " waits" + at(Where) + ", " +
-               thread(firstDone(0, L.Threads)) + " has exited");
+    if (Done) {
+      report(Th, ErrorCode::KernelTrapped,
+             "barrier not reached by every thread: " + thread(Th.Abi.thread) +
+                 " waits" + at(Where) + ", " +
+                 thread(firstDone(0, L.Threads)) + " has exited");
+      stop(Th);
+    }
     if (BarrierArrived == 0)
       BarrierWhere = Where;
-    else if (!sameWhere(BarrierWhere, Where))
-      fail(Th, ErrorCode::KernelTrapped,
-           "threads wait at different barriers: " + thread(Th.Abi.thread) +
-               at(Where) + ", others" + at(BarrierWhere));
+    else if (!sameWhere(BarrierWhere, Where)) {
+      report(Th, ErrorCode::KernelTrapped,
+             "threads wait at different barriers: " + thread(Th.Abi.thread) +
+                 at(Where) + ", others" + at(BarrierWhere));
+      stop(Th);
+    }
     if (++BarrierArrived < L.Threads) {
       yield(Th);
       return;
     }
     BarrierArrived = 0;
     if (std::string Why = unwrittenReads(); !Why.empty())
-      fail(Th, ErrorCode::KernelTrapped, Why);
+      report(Th, ErrorCode::KernelTrapped, Why);
+    if (Failed) // `Why` is gone
+      stop(Th);
     ++Epoch;
     for (int32_t I = 0; I < L.Threads; ++I)
       T[size_t(I)].State = Status::Runnable;
@@ -533,20 +577,23 @@ struct EmuProgram {
     int32_t Warp = Th.Abi.warp, W = L.WarpSize;
     EmuThread *Lanes = &T[size_t(Warp * W)];
     WarpState &WS = Warps[size_t(Warp)];
-    if (WS.Done)
-      fail(Th, ErrorCode::KernelTrapped,
-           "lanes of warp " + std::to_string(Warp) + " diverge: " +
-               thread(Th.Abi.thread) + " waits for the warp" + at(Where) +
-               ", " + thread(firstDone(Warp * W, Warp * W + W)) +
-               " has exited");
+    if (WS.Done) {
+      report(Th, ErrorCode::KernelTrapped,
+             "lanes of warp " + std::to_string(Warp) + " diverge: " +
+                 thread(Th.Abi.thread) + " waits for the warp" + at(Where) +
+                 ", " + thread(firstDone(Warp * W, Warp * W + W)) +
+                 " has exited");
+      stop(Th);
+    }
     if (WS.Arrived == 0) {
       WS.Op = Op;
       WS.Where = Where;
     } else if (WS.Op != Op || !sameWhere(WS.Where, Where)) {
-      fail(Th, ErrorCode::KernelTrapped,
-           "lanes of warp " + std::to_string(Warp) + " diverge: " +
-               thread(Th.Abi.thread) + at(Where) + ", other lanes" +
-               at(WS.Where));
+      report(Th, ErrorCode::KernelTrapped,
+               "lanes of warp " + std::to_string(Warp) + " diverge: " +
+                   thread(Th.Abi.thread) + at(Where) + ", other lanes" +
+                   at(WS.Where));
+      stop(Th);
     }
     if (++WS.Arrived < W) {
       yield(Th);
@@ -573,12 +620,14 @@ struct EmuProgram {
       }
       if (!emulateMatrixInstr(Th.Instr ? Th.Instr : "", W, A.data(), B.data(),
                               C.data(), D.data(), Message))
-        fail(Th, ErrorCode::KernelTrapped, Message + at(Where));
-      break;
+        report(Th, ErrorCode::KernelTrapped, Message + at(Where));
+      break; // `Message` and the operand vectors are gone after this
     }
     case WarpOp::None:
       break;
     }
+    if (Failed)
+      stop(Th);
     for (int32_t Lane = 0; Lane < W; ++Lane) {
       Lanes[Lane].State = Status::Runnable;
       Lanes[Lane].Op = WarpOp::None;
@@ -700,11 +749,12 @@ void cbPrintf(KilnEmuThread *T, const char *Format, const void *Args);
 
 void cbTrap(KilnEmuThread *T, const char *Where) {
   EmuThread &Th = self(T);
-  Th.Program->fail(Th, ErrorCode::KernelTrapped,
-                   "kernel trapped" +
-                       (Th.LastPrint.empty() ? EmuProgram::at(Where)
-                                             : ": " + Th.LastPrint) +
-                       " in " + Th.Program->thread(Th.Abi.thread));
+  Th.Program->report(Th, ErrorCode::KernelTrapped,
+                     "kernel trapped" +
+                         (Th.LastPrint.empty() ? EmuProgram::at(Where)
+                                               : ": " + Th.LastPrint) +
+                         " in " + Th.Program->thread(Th.Abi.thread));
+  Th.Program->stop(Th);
 }
 
 int32_t cbCheck(KilnEmuThread *T, const void *Address, int64_t Bytes,
@@ -909,11 +959,12 @@ int32_t cbCheck(KilnEmuThread *T, const void *Address, int64_t Bytes,
     return 1;
   char Addr[32];
   std::snprintf(Addr, sizeof(Addr), "%p", Address);
-  Th.Program->fail(Th, ErrorCode::KernelTrapped,
-                   std::string("out-of-range ") + (IsStore ? "store" : "load") +
-                       " of " + std::to_string(Bytes) + " bytes at " + Addr +
-                       " by " + Th.Program->thread(Th.Abi.thread) +
-                       EmuProgram::at(Where));
+  Th.Program->report(Th, ErrorCode::KernelTrapped,
+                     std::string("out-of-range ") + (IsStore ? "store" : "load") +
+                         " of " + std::to_string(Bytes) + " bytes at " + Addr +
+                         " by " + Th.Program->thread(Th.Abi.thread) +
+                         EmuProgram::at(Where));
+  Th.Program->stop(Th);
 }
 
 } // namespace

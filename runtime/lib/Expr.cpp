@@ -11,8 +11,8 @@ using namespace kiln::rt::detail;
 
 namespace {
 
-constexpr unsigned kMaxDepth = 128;
-constexpr size_t kMaxLength = 1 << 16;
+constexpr unsigned kMaxDepth = limits::kMaxExprDepth;
+constexpr size_t kMaxLength = limits::kMaxExprBytes;
 
 struct OpSpelling {
   std::string_view Text;
@@ -53,7 +53,8 @@ public:
     if (Pos >= Text.size())
       return fail("unexpected end of expression");
     if (Depth > kMaxDepth)
-      return fail("expression is nested too deeply");
+      return fail("expression is nested more than " +
+                  std::to_string(kMaxDepth) + " deep");
     char C = Text[Pos];
     if (C == '(')
       return parseList(Depth);
@@ -178,7 +179,10 @@ int64_t wrap(uint64_t V) { return int64_t(V); }
 
 Expected<Expr> Expr::parse(std::string_view Text, const Resolver &Resolve) {
   if (Text.size() > kMaxLength)
-    return Error(ErrorCode::InvalidBundle, "expression is too long");
+    return Error(ErrorCode::InvalidBundle,
+                 "expression is " + std::to_string(Text.size()) +
+                     " bytes, over the limit of " +
+                     std::to_string(kMaxLength));
   Expr E;
   E.Text = std::string(Text);
   Parser P(Text, Resolve, E.Nodes, E.ParamsRead);

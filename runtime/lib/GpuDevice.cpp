@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GpuDevice.h"
+#include "Fault.h"
 
 #include <dlfcn.h>
 
@@ -41,7 +42,9 @@ std::string Api::failure(const char *Call, Result R) const {
 void *Binder::find(std::initializer_list<const char *> Names,
                    const char *&Symbol) {
   for (const char *Name : Names)
-    if (void *Sym = dlsym(Handle, Name)) {
+    if (void *Sym = fault::inject(fault::Point::DlSym, Name)
+                        ? nullptr
+                        : dlsym(Handle, Name)) {
       Symbol = Name;
       return Sym;
     }
@@ -66,9 +69,10 @@ Expected<const Api *> kiln::rt::detail::gpu::loadLibrary(
   std::string Why;
   for (const std::string &Path : Paths) {
     dlerror();
-    void *H = dlopen(Path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    bool Injected = fault::inject(fault::Point::DlOpen, "dlopen");
+    void *H = Injected ? nullptr : dlopen(Path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!H) {
-      const char *E = dlerror();
+      const char *E = Injected ? "injected fault" : dlerror();
       if (Why.empty())
         Why = E ? E : "unknown error";
       continue;
@@ -258,7 +262,9 @@ Expected<void *> DriverDevice::allocate(size_t Bytes) {
     return E;
   DevPtr P = 0;
   // Zero-byte buffers still get an address of their own.
-  Result R = A.MemAlloc(&P, std::max<size_t>(Bytes, 1));
+  Result R = fault::inject(fault::Point::Allocate, A.MemAlloc.Symbol)
+                 ? kOutOfMemory
+                 : A.MemAlloc(&P, std::max<size_t>(Bytes, 1));
   if (R != kSuccess)
     return Error(R == kOutOfMemory ? ErrorCode::OutOfMemory : ErrorCode::Driver,
                  "cannot allocate " + std::to_string(Bytes) + " bytes on " +

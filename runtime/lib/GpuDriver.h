@@ -17,6 +17,7 @@
 #ifndef KILN_RUNTIME_GPUDRIVER_H
 #define KILN_RUNTIME_GPUDRIVER_H
 
+#include "Fault.h"
 #include "kiln/runtime.h"
 
 #include <cstddef>
@@ -42,15 +43,25 @@ constexpr Result kSuccess = 0;
 /// Both APIs: 2 is out of memory (CUDA_ERROR_OUT_OF_MEMORY,
 /// hipErrorOutOfMemory).
 constexpr Result kOutOfMemory = 2;
+/// Both APIs: 999 is an unknown error (CUDA_ERROR_UNKNOWN,
+/// hipErrorUnknown); what an injected fault returns (Fault.h).
+constexpr Result kUnknownError = 999;
 
-/// One entry point: the function and the symbol it was found under.
-template <typename Fn> struct Entry {
+/// One entry point: the function and the symbol it was found under. Every
+/// call is a fault-injection point (Fault.h) unless `Injectable` is false:
+/// the releases (free, destroy, unload), whose failure nothing could act on.
+template <typename Fn, bool Injectable = true> struct Entry {
   Fn *Call = nullptr;
   const char *Symbol = "";
   template <typename... Args> Result operator()(Args &&...A) const {
+    if constexpr (Injectable)
+      if (fault::inject(fault::Point::DriverCall, Symbol))
+        return kUnknownError;
     return Call(static_cast<Args &&>(A)...);
   }
 };
+/// An entry point that releases something.
+template <typename Fn> using ReleaseEntry = Entry<Fn, false>;
 
 /// The entry points both vendors have, by what they do.
 struct Api {
@@ -64,7 +75,7 @@ struct Api {
   Entry<Result(int *Value, int Attribute, int Device)> DeviceGetAttribute;
   Entry<Result(size_t *Bytes, int Device)> DeviceTotalMem;
   Entry<Result(DevPtr *Ptr, size_t Bytes)> MemAlloc;
-  Entry<Result(DevPtr Ptr)> MemFree;
+  ReleaseEntry<Result(DevPtr Ptr)> MemFree;
   Entry<Result(DevPtr Dst, const void *Src, size_t Bytes, Stream S)>
       MemcpyHtoDAsync;
   Entry<Result(void *Dst, DevPtr Src, size_t Bytes, Stream S)>
@@ -74,15 +85,15 @@ struct Api {
   Entry<Result(DevPtr Dst, unsigned char Value, size_t Count, Stream S)>
       MemsetD8Async;
   Entry<Result(Stream *S, unsigned Flags)> StreamCreate;
-  Entry<Result(Stream S)> StreamDestroy;
+  ReleaseEntry<Result(Stream S)> StreamDestroy;
   Entry<Result(Stream S)> StreamSynchronize;
   Entry<Result(Event *E, unsigned Flags)> EventCreate;
   Entry<Result(Event E, Stream S)> EventRecord;
   Entry<Result(Event E)> EventSynchronize;
   Entry<Result(float *Milliseconds, Event Start, Event End)> EventElapsedTime;
-  Entry<Result(Event E)> EventDestroy;
+  ReleaseEntry<Result(Event E)> EventDestroy;
   Entry<Result(Function *F, Module M, const char *Name)> ModuleGetFunction;
-  Entry<Result(Module M)> ModuleUnload;
+  ReleaseEntry<Result(Module M)> ModuleUnload;
   Entry<Result(Function F, unsigned GridX, unsigned GridY, unsigned GridZ,
                unsigned BlockX, unsigned BlockY, unsigned BlockZ,
                unsigned SharedBytes, Stream S, void **Params, void **Extra)>
@@ -103,8 +114,9 @@ struct Api {
 class Binder {
 public:
   explicit Binder(void *Handle) : Handle(Handle) {}
-  template <typename Fn>
-  void operator()(Entry<Fn> &E, std::initializer_list<const char *> Names) {
+  template <typename Fn, bool Injectable>
+  void operator()(Entry<Fn, Injectable> &E,
+                  std::initializer_list<const char *> Names) {
     if (void *Sym = find(Names, E.Symbol))
       E.Call = reinterpret_cast<Fn *>(Sym);
   }

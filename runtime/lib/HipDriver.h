@@ -62,13 +62,13 @@ constexpr size_t kGcnArchNameBytes = 256;
 /// HIP's entry points: those CUDA shares (gpu::Api) and HIP's own.
 struct Driver : gpu::Api {
   const char *(*hipGetErrorName)(hipError_t Error) = nullptr;
-  hipError_t (*hipSetDevice)(int Device) = nullptr;
-  hipError_t (*hipGetDevice)(int *Device) = nullptr;
+  gpu::Entry<hipError_t(int Device)> hipSetDevice;
+  gpu::Entry<hipError_t(int *Device)> hipGetDevice;
   /// hipGetDeviceProperties, or hipGetDevicePropertiesR0600 (the symbol
   /// says which layout it fills).
   gpu::Entry<hipError_t(void *Props, int Device)> GetDeviceProperties;
-  hipError_t (*hipModuleLoadData)(gpu::Module *Module,
-                                  const void *Image) = nullptr;
+  gpu::Entry<hipError_t(gpu::Module *Module, const void *Image)>
+      hipModuleLoadData;
 
   /// "hipErrorNoBinaryForGpu" (hipGetErrorName), or "HIP error 209" if
   /// HIP does not know the code.

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "HostDevice.h"
+#include "Fault.h"
 #include "ThreadPool.h"
 
 #include <algorithm>
@@ -317,7 +318,9 @@ Expected<void *> HostMemoryDevice::allocate(size_t Bytes) {
   if (Rounded < Bytes)
     return Error(ErrorCode::OutOfMemory,
                  "cannot allocate " + std::to_string(Bytes) + " bytes");
-  void *P = std::aligned_alloc(kAllocAlignment, Rounded);
+  void *P = fault::inject(fault::Point::Allocate, "aligned_alloc")
+                ? nullptr
+                : std::aligned_alloc(kAllocAlignment, Rounded);
   if (!P)
     return Error(ErrorCode::OutOfMemory, "cannot allocate " +
                                              std::to_string(Bytes) +

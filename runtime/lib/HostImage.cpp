@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "HostDevice.h"
+#include "Fault.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -69,6 +70,15 @@ std::string lastDlError() {
   return E ? E : "unknown dlopen error";
 }
 
+/// dlopen, or a failure injected in its place (Fault.h).
+void *openImage(const char *Path) {
+  if (fault::inject(fault::Point::DlOpen, "dlopen")) {
+    dlerror();
+    return nullptr;
+  }
+  return dlopen(Path, RTLD_NOW | RTLD_LOCAL);
+}
+
 } // namespace
 
 Expected<std::unique_ptr<HostImage>>
@@ -88,7 +98,7 @@ HostImage::load(const ImageInfo &Image, const uint8_t *Bytes,
     std::string Path = "/proc/self/fd/" + std::to_string(Fd);
     if (!writeAll(Fd, Bytes, Image.Size)) {
       FirstError = std::string("writing a memfd: ") + std::strerror(errno);
-    } else if (void *H = dlopen(Path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+    } else if (void *H = openImage(Path.c_str())) {
       Result->Handle = H;
       Result->Fd = Fd;
       Result->Path = Path;
@@ -113,7 +123,7 @@ HostImage::load(const ImageInfo &Image, const uint8_t *Bytes,
       return Error(ErrorCode::Driver, What + ": " + FirstError);
     bool Written = writeAll(TmpFd, Bytes, Image.Size);
     ::close(TmpFd);
-    void *H = Written ? dlopen(Name.data(), RTLD_NOW | RTLD_LOCAL) : nullptr;
+    void *H = Written ? openImage(Name.data()) : nullptr;
     std::string TmpError = Written ? (H ? "" : lastDlError())
                                    : std::string(std::strerror(errno));
     ::unlink(Name.data());
@@ -124,7 +134,9 @@ HostImage::load(const ImageInfo &Image, const uint8_t *Bytes,
   }
 
   dlerror();
-  void *Sym = dlsym(Result->Handle, Image.Entry.c_str());
+  void *Sym = fault::inject(fault::Point::DlSym, "dlsym")
+                  ? nullptr
+                  : dlsym(Result->Handle, Image.Entry.c_str());
   if (!Sym)
     return Error(ErrorCode::InvalidBundle,
                  What + ": it does not define the entry '" + Image.Entry +

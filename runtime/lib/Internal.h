@@ -253,8 +253,9 @@ struct ImageState {
   size_t assumptions() const {
     return Align16.size() + Div16.size() + (Holds ? Holds->size() : 0);
   }
+  /// Once loaded. A load that failed is tried again by the next launch
+  /// (a driver that ran out of memory may do better then).
   std::unique_ptr<LoadedImage> Loaded;
-  Error LoadError; ///< set once a load failed; not retried
 };
 
 struct VariantState {
@@ -354,8 +355,14 @@ void warn(const std::string &Message);
 std::string joinNames(const std::vector<std::string> &Names);
 
 /// The whole contents of the file at `Path` (IO / OutOfMemory errors name
-/// the path).
-Expected<std::vector<uint8_t>> readWholeFile(const std::string &Path);
+/// the path). A file over `Limit` bytes is refused before it is read
+/// (InvalidArgument: "cannot read 'x.kpack': it is 3 GiB, over the limit of
+/// 2 GiB for a bundle"), `What` naming the kind of file.
+Expected<std::vector<uint8_t>>
+readWholeFile(const std::string &Path, uint64_t Limit = UINT64_MAX,
+              const char *What = "file");
+/// "2 GiB", "16 MiB", "300 bytes": a limit or a size for messages.
+std::string byteSize(uint64_t Bytes);
 
 } // namespace kiln::rt::detail
 

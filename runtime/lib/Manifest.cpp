@@ -20,8 +20,8 @@ using nlohmann::json;
 
 namespace {
 
-constexpr size_t kMaxVariants = 1 << 20;
-constexpr size_t kMaxImagesPerVariant = 256;
+using limits::kMaxImagesPerVariant;
+using limits::kMaxVariants;
 
 Error invalid(const std::string &Message) {
   return Error(ErrorCode::InvalidBundle, "manifest: " + Message);
@@ -166,6 +166,10 @@ private:
     auto It = J.find("params");
     if (It == J.end() || !It->is_array())
       return fail("'params' must be an array");
+    if (It->size() > limits::kMaxParams)
+      return fail(std::to_string(It->size()) +
+                  " parameters, over the limit of " +
+                  std::to_string(limits::kMaxParams));
     std::set<std::string> Names;
     for (const json &PJ : *It) {
       if (!PJ.is_object())
@@ -219,7 +223,9 @@ private:
     if (It == J.end() || !It->is_array())
       return fail("'variants' must be an array");
     if (It->size() > kMaxVariants)
-      return fail("too many variants");
+      return fail(std::to_string(It->size()) +
+                  " variants, over the limit of " +
+                  std::to_string(kMaxVariants));
     K.ConstIsBool.assign(K.ConstParams.size(), false);
     std::set<int64_t> Indices;
     for (const json &VJ : *It) {
@@ -250,9 +256,12 @@ private:
         V.ConstValues.push_back(Value);
       }
       auto ImagesIt = VJ.find("images");
-      if (ImagesIt == VJ.end() || !ImagesIt->is_array() ||
-          ImagesIt->size() > kMaxImagesPerVariant)
+      if (ImagesIt == VJ.end() || !ImagesIt->is_array())
         return fail(VWhere + "'images' must be an array");
+      if (ImagesIt->size() > kMaxImagesPerVariant)
+        return fail(VWhere + std::to_string(ImagesIt->size()) +
+                    " images, over the limit of " +
+                    std::to_string(kMaxImagesPerVariant));
       X.Holds.emplace_back();
       for (const json &IJ : *ImagesIt) {
         ImageInfo Img;
@@ -452,6 +461,10 @@ Error parseManifestJson(const json &J, BundleData &Data) {
   if (KernelsIt == J.end() || !KernelsIt->is_array())
     return invalid("'kernels' must be an array");
   std::set<std::string> Names;
+  if (KernelsIt->size() > limits::kMaxKernels)
+    return invalid(std::to_string(KernelsIt->size()) +
+                   " kernels, over the limit of " +
+                   std::to_string(limits::kMaxKernels));
   Data.Kernels.reserve(KernelsIt->size());
   Data.Exprs.reserve(KernelsIt->size());
   for (const json &KJ : *KernelsIt) {

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Fault.h"
 #include "Internal.h"
 
 #include <algorithm>
@@ -483,17 +484,17 @@ Expected<LoadedImage *> ModuleImpl::loadImage(unsigned Kernel,
   ImageState &IS = Kernels[Kernel].Variants[Variant].Images[Slot];
   if (IS.Loaded)
     return IS.Loaded.get();
-  if (IS.LoadError)
-    return IS.LoadError;
   const ImageInfo &Img =
       TheBundle.kernels()[Kernel].Variants[Variant].Images[IS.Index];
   Expected<std::unique_ptr<LoadedImage>> L =
-      Device->loadImage(Img, TheBundle.imageData(Img));
-  if (!L) {
-    IS.LoadError = Error(L.error().code(),
-                         TheBundle.name() + ": " + L.error().message());
-    return IS.LoadError;
-  }
+      fault::inject(fault::Point::ModuleLoad, Img.Entry.c_str())
+          ? Expected<std::unique_ptr<LoadedImage>>(
+                Error(ErrorCode::Driver, "cannot load the code object of " +
+                                             Img.Entry + ": injected fault"))
+          : Device->loadImage(Img, TheBundle.imageData(Img));
+  if (!L)
+    return Error(L.error().code(),
+                 TheBundle.name() + ": " + L.error().message());
   IS.Loaded = std::move(*L);
   return IS.Loaded.get();
 }
@@ -559,6 +560,10 @@ Error kiln::rt::detail::launchPlanned(ModuleImpl &M, unsigned Kernel,
     Pointers.push_back(const_cast<void *>(A.storage()));
   Pointers.push_back(nullptr); // the slot of a hidden argument (launch())
   GridDims Grid{Plan.Grid[0], Plan.Grid[1], Plan.Grid[2]};
+  if (fault::inject(fault::Point::Launch, "launch"))
+    return Error(ErrorCode::Driver, "cannot launch '" +
+                                        M.TheBundle.kernels()[Kernel].Name +
+                                        "': injected fault");
   return M.Device->launch(S, **Image, Pointers.data(), Grid);
 }
 

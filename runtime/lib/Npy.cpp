@@ -147,8 +147,10 @@ private:
           return fail("a dimension in 'shape' is too large");
         V = V * 10 + (Text[Pos++] - '0');
       }
-      if (Shape.size() == 64)
-        return fail("'shape' has too many dimensions");
+      if (Shape.size() == limits::kMaxNpyRank)
+        return fail("'shape' has more than " +
+                    std::to_string(limits::kMaxNpyRank) +
+                    " dimensions");
       Shape.push_back(V);
       skip();
       if (eat(','))
@@ -242,6 +244,10 @@ Expected<NpyArray> kiln::rt::parseNpy(const uint8_t *Data, size_t Size,
                               "." + std::to_string(Minor) +
                               " is not supported (1.0, 2.0 and 3.0 are)");
   }
+  if (HeaderLength > limits::kMaxNpyHeaderBytes)
+    return npyError(Name, "the header is " + std::to_string(HeaderLength) +
+                              " bytes, over the limit of " +
+                              std::to_string(limits::kMaxNpyHeaderBytes));
   if (HeaderLength > Size - HeaderStart)
     return npyError(Name, "truncated .npy header");
   std::string_view Header(reinterpret_cast<const char *>(Data + HeaderStart),

@@ -1,6 +1,9 @@
 //===- Types.cpp - Scalar types, conversions, arguments -------------------===//
 
+#include "Fault.h"
 #include "Internal.h"
+
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -403,20 +406,70 @@ std::string kiln::rt::detail::joinNames(const std::vector<std::string> &Names) {
   return Out;
 }
 
+std::string kiln::rt::detail::byteSize(uint64_t Bytes) {
+  const char *Units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  unsigned U = 0;
+  uint64_t Whole = Bytes;
+  while (U < 4 && Whole >= 1024 && Whole % 1024 == 0) {
+    Whole /= 1024;
+    ++U;
+  }
+  if (U == 0 && Bytes >= 1024) {
+    char Buf[32];
+    double V = double(Bytes);
+    while (U < 4 && V >= 1024) {
+      V /= 1024;
+      ++U;
+    }
+    std::snprintf(Buf, sizeof(Buf), "%.1f %s", V, Units[U]);
+    return Buf;
+  }
+  return std::to_string(Whole) + " " + Units[U];
+}
+
 Expected<std::vector<uint8_t>>
-kiln::rt::detail::readWholeFile(const std::string &Path) {
-  std::FILE *F = std::fopen(Path.c_str(), "rb");
+kiln::rt::detail::readWholeFile(const std::string &Path, uint64_t Limit,
+                                const char *What) {
+  // Size 0: not known (a pipe, a file that grows while read).
+  auto TooLarge = [&](uint64_t Size) {
+    return Error(ErrorCode::InvalidArgument,
+                 "cannot read '" + Path + "': it is " +
+                     (Size ? byteSize(Size) + ", " : std::string()) +
+                     "over the limit of " + byteSize(Limit) + " for a " +
+                     What);
+  };
+  std::FILE *F = nullptr;
+  if (fault::inject(fault::Point::FileRead, "fopen"))
+    errno = EIO;
+  else
+    F = std::fopen(Path.c_str(), "rb");
   if (!F)
     return Error(ErrorCode::IO,
                  "cannot read '" + Path + "': " + std::strerror(errno));
+  struct stat St;
+  if (fstat(fileno(F), &St) == 0 && S_ISREG(St.st_mode) &&
+      uint64_t(St.st_size) > Limit) {
+    std::fclose(F);
+    return TooLarge(uint64_t(St.st_size));
+  }
   std::vector<uint8_t> Bytes;
   uint8_t Chunk[1 << 16];
   bool Failed = false;
   try {
     size_t N;
-    while ((N = std::fread(Chunk, 1, sizeof(Chunk), F)) > 0)
+    while ((N = std::fread(Chunk, 1, sizeof(Chunk), F)) > 0) {
+      // A file that grows while read (or a pipe) is held to the limit too.
+      if (N > Limit - Bytes.size()) {
+        std::fclose(F);
+        return TooLarge(0);
+      }
       Bytes.insert(Bytes.end(), Chunk, Chunk + N);
+    }
     Failed = std::ferror(F);
+    if (!Failed && fault::inject(fault::Point::FileRead, "fread")) {
+      Failed = true;
+      errno = EIO;
+    }
   } catch (const std::bad_alloc &) {
     std::fclose(F);
     return Error(ErrorCode::OutOfMemory,

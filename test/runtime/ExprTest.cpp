@@ -134,7 +134,7 @@ TEST(Expr, ParseErrors) {
   for (int I = 0; I < 200; ++I)
     Deep += "(neg ";
   Deep += "1" + std::string(200, ')');
-  EXPECT_EQ(error(Deep), "expression is nested too deeply");
+  EXPECT_EQ(error(Deep), "expression is nested more than 128 deep");
   std::string Fine;
   for (int I = 0; I < 100; ++I)
     Fine += "(neg ";

@@ -341,6 +341,34 @@ class EventImpl;
 class ModuleImpl;
 } // namespace detail
 
+/// What the runtime accepts from a bundle or a .npy file (docs/runtime.md,
+/// "Limits"). Input over a limit is refused with an error naming it,
+/// before anything of the size it claims is allocated.
+namespace limits {
+/// A bundle, in a file or in memory: 2 GiB.
+constexpr uint64_t kMaxBundleBytes = uint64_t(1) << 31;
+/// The manifest's JSON text: 16 MiB.
+constexpr uint64_t kMaxManifestBytes = uint64_t(1) << 24;
+/// Kernels in one bundle.
+constexpr size_t kMaxKernels = 4096;
+/// Variants of one kernel.
+constexpr size_t kMaxVariants = 65536;
+/// Code objects of one variant.
+constexpr size_t kMaxImagesPerVariant = 256;
+/// Runtime parameters of one kernel.
+constexpr size_t kMaxParams = 256;
+/// Strings of one offloading binary of the container.
+constexpr uint64_t kMaxBinaryStrings = 4096;
+/// A grid, key or condition expression: its text, and its nesting.
+constexpr size_t kMaxExprBytes = size_t(1) << 16;
+constexpr unsigned kMaxExprDepth = 128;
+/// A .npy file's header (numpy writes under 200 bytes; numpy itself
+/// refuses headers over 10000 bytes unless told otherwise).
+constexpr size_t kMaxNpyHeaderBytes = 65536;
+/// Dimensions of a .npy array (numpy 2's own limit).
+constexpr size_t kMaxNpyRank = 64;
+} // namespace limits
+
 /// A parsed, validated bundle (docs/bundle.md): the container, the
 /// manifest and the code objects. Immutable; copies share the data.
 class Bundle {

@@ -52,3 +52,32 @@ module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
     return
   }
 }
+
+// -----
+
+// Checked builds (kiln.check_bounds): an asynchronous copy's source is
+// checked like a load (callback 10, 16 bytes, not a store) where its mask
+// lets it through, before the copy starts (callback 5); the bytes are read
+// when the wait lands them, past any other check.
+// CHECK-LABEL: llvm.func @checked_thread(
+// CHECK-SAME: %{{.*}}: i64, %[[M:[a-z0-9]+]]: i1, %[[T:[a-z0-9]+]]: !llvm.ptr)
+// CHECK-DAG: %[[LOAD:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-DAG: %[[SIXTEEN:.*]] = llvm.mlir.constant(16 : i64) : i64
+// CHECK: %[[SRC:.*]] = llvm.inttoptr
+// CHECK: llvm.cond_br %[[M]], ^[[CHK:.*]], ^[[COPY:.*]]
+// CHECK: ^[[CHK]]:
+// CHECK: llvm.getelementptr %{{.*}}[10] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK: llvm.call %{{.*}}(%[[T]], %[[SRC]], %[[SIXTEEN]], %[[LOAD]], %{{.*}}) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i64, i32, !llvm.ptr) -> i32
+// CHECK: ^[[COPY]]:
+// CHECK: llvm.getelementptr %{{.*}}[5] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK: llvm.call %{{.*}}(%[[T]], %{{.*}}, %[[SRC]],
+module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32, kiln.check_bounds} {
+  func.func @checked(%p: i64, %m: i1) attributes {kiln.kernel, kiln_gpu.shared_bytes = 1024 : i64} {
+    %lane = kiln_gpu.id lane
+    %buf = kiln_gpu.shared_alloc size 1024 alignment 16 offset 0 : !kiln_gpu.shared
+    kiln_gpu.async_copy %buf[%lane], %p, mask %m size 16
+    kiln_gpu.async_commit
+    kiln_gpu.async_wait %buf pending 0 : !kiln_gpu.shared
+    return
+  }
+}
