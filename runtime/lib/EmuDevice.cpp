@@ -224,14 +224,14 @@ struct EmuProgram {
   /// Back to the scheduler for good, after `report`.
   [[noreturn]] void stop(EmuThread &Th) {
     fiber::leave(Th.Fiber, SchedulerStack);
-    _longjmp(SchedulerJump, 1);
+    KILN_FIBER_LONGJMP(SchedulerJump, 1);
   }
 
   /// Back to the scheduler until it resumes this thread.
   void yield(EmuThread &Th) {
     if (_setjmp(Th.Jump) == 0) {
       fiber::leave(Th.Fiber, SchedulerStack);
-      _longjmp(SchedulerJump, 1);
+      KILN_FIBER_LONGJMP(SchedulerJump, 1);
     }
     fiber::arrive(Th.Fiber, &SchedulerStack);
   }
@@ -245,9 +245,9 @@ struct EmuProgram {
     fiber::leave(SchedulerStack, Th.Fiber);
     if (!Th.Started) {
       Th.Started = true;
-      _longjmp(Th.Start, 1);
+      KILN_FIBER_LONGJMP(Th.Start, 1);
     }
-    _longjmp(Th.Jump, 1);
+    KILN_FIBER_LONGJMP(Th.Jump, 1);
   }
 
   bool prepare(EmuLaunch &L) {
@@ -302,7 +302,7 @@ struct EmuProgram {
     // begins here.
     if (_setjmp(Th->Start) == 0) {
       fiber::leave(Th->Fiber, Th->Program->SchedulerStack);
-      _longjmp(Th->Program->SchedulerJump, 1);
+      KILN_FIBER_LONGJMP(Th->Program->SchedulerJump, 1);
     }
     fiber::arrive(Th->Fiber, &Th->Program->SchedulerStack);
     EmuProgram &P = *Th->Program;
@@ -313,7 +313,7 @@ struct EmuProgram {
     ++P.Done;
     ++P.Warps[size_t(Th->Abi.warp)].Done;
     fiber::leave(Th->Fiber, P.SchedulerStack);
-    _longjmp(P.SchedulerJump, 1);
+    KILN_FIBER_LONGJMP(P.SchedulerJump, 1);
   }
 
   /// Runs one program to the end; false when it failed.

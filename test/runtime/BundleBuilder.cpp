@@ -155,6 +155,28 @@ bool writeFileBytes(const std::string &Path, const std::string &Bytes) {
   return std::fclose(F) == 0 && Ok;
 }
 
+std::string emuBundle(const std::string &Name, std::vector<TestParam> Params) {
+  TestKernel K{Name, std::move(Params), {}, {{}}, {"2"}, {}, {}};
+  BundleSpec Spec({K});
+  TestImage I;
+  I.Bytes = readFileBytes(KILN_EMU_TEST_KERNELS);
+  I.Arch = "emu:sm_80";
+  I.Target = "emu:sm_80";
+  I.Entry = Name;
+  I.Resources = {{"threads", 64},
+                 {"warp_size", 32},
+                 {"shared_bytes", 256},
+                 {"emulated", true}};
+  I.Requires = {{"emu", "sm_80"}, {"cpu", "x86-64-v2"}};
+  Spec.Images = {I};
+  return buildBundle(Spec);
+}
+
+uint32_t exchangeValue(uint32_t I) {
+  uint32_t T = I % 64, Program = I / 64;
+  return (T + 1) % 64 + ((T % 32) ^ 1) + 1000 * Program;
+}
+
 const std::string &testKernelsBytes() {
   static const std::string Bytes = [] {
     std::string B = readFileBytes(KILN_TEST_KERNELS);

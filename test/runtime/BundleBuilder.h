@@ -109,6 +109,14 @@ TestKernel spinKernel(unsigned Variants = 3);
 /// scalars(out: *u8, v_bool: bool, v_i8: i8, ..., v_f64: f64); grid (1).
 TestKernel scalarsKernel();
 
+/// A bundle of one emulated kernel of EmuTestKernels.c (entry = its name)
+/// for emu:sm_80: 64 threads in warps of 32, 256 bytes of shared memory,
+/// grid (2).
+std::string emuBundle(const std::string &Name, std::vector<TestParam> Params);
+/// What EmuTestKernels.c's `exchange(out: *u32)` writes at out[I] (2
+/// programs of 64 threads: barriers, then an xor shuffle).
+uint32_t exchangeValue(uint32_t I);
+
 } // namespace kiln::test
 
 #endif // KILN_TEST_RUNTIME_BUNDLEBUILDER_H

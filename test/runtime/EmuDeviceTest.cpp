@@ -21,26 +21,6 @@ using namespace kiln::test;
 
 namespace {
 
-/// A bundle of one emulated kernel (entry = its name) for sm_80, 64
-/// threads in warps of 32, 256 bytes of shared memory.
-std::string emuBundle(const std::string &Name,
-                      std::vector<TestParam> Params) {
-  TestKernel K{Name, std::move(Params), {}, {{}}, {"2"}, {}, {}};
-  BundleSpec Spec({K});
-  TestImage I;
-  I.Bytes = readFileBytes(KILN_EMU_TEST_KERNELS);
-  I.Arch = "emu:sm_80";
-  I.Target = "emu:sm_80";
-  I.Entry = Name;
-  I.Resources = {{"threads", 64},
-                 {"warp_size", 32},
-                 {"shared_bytes", 256},
-                 {"emulated", true}};
-  I.Requires = {{"emu", "sm_80"}, {"cpu", "x86-64-v2"}};
-  Spec.Images = {I};
-  return buildBundle(Spec);
-}
-
 class EmuDevice : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -88,7 +68,7 @@ TEST_F(EmuDevice, BarriersAndShuffles) {
   ASSERT_FALSE(Str->copyToHost(Got.data(), *Out, 0, Got.size() * 4));
   for (uint32_t P = 0; P < 2; ++P)
     for (uint32_t T = 0; T < 64; ++T)
-      ASSERT_EQ(Got[64 * P + T], (T + 1) % 64 + ((T % 32) ^ 1) + 1000 * P)
+      ASSERT_EQ(Got[64 * P + T], exchangeValue(64 * P + T))
           << "program " << P << ", thread " << T;
 }
 

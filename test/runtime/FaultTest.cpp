@@ -178,9 +178,7 @@ protected:
     for (int32_t I = 0; I < kWords; ++I) {
       uint32_t Want = 0xdeadbeef;
       if (Emu) {
-        // "exchange" (EmuTestKernels.c), 2 programs of 64 threads.
-        uint32_t T = uint32_t(I) % 64, Program = uint32_t(I) / 64;
-        Want = (T + 1) % 64 + ((T % 32) ^ 1) + 1000 * Program;
+        Want = exchangeValue(uint32_t(I));
       } else if (I < kN) {
         float Sum = X[size_t(I)] + Y[size_t(I)];
         std::memcpy(&Want, &Sum, 4);
@@ -369,20 +367,8 @@ TEST_F(Faults, HostImageBothLoadersFail) {
 }
 
 TEST_F(Faults, Emulator) {
-  TestKernel K{"exchange", {{"out", "*u32"}}, {}, {{}}, {"2"}, {}, {}};
-  BundleSpec Spec({K});
-  TestImage I;
-  I.Bytes = readFileBytes(KILN_EMU_TEST_KERNELS);
-  I.Arch = "emu:sm_80";
-  I.Target = "emu:sm_80";
-  I.Entry = "exchange";
-  I.Resources = {{"threads", 64},
-                 {"warp_size", 32},
-                 {"shared_bytes", 256},
-                 {"emulated", true}};
-  I.Requires = {{"emu", "sm_80"}, {"cpu", "x86-64-v2"}};
-  Spec.Images = {I};
-  walk({"emu", "emu:sm_80", "exchange", buildBundle(Spec), nullptr, nullptr});
+  walk({"emu", "emu:sm_80", "exchange",
+        emuBundle("exchange", {{"out", "*u32"}}), nullptr, nullptr});
 }
 
 std::string vaddFakeFunctions() {
