@@ -23,8 +23,8 @@ struct State {
   fault::Point Armed = fault::Point::Allocate;
   uint64_t ArmedAt = 0; ///< the first count of `Armed` that fails; 0: none
   uint64_t ArmedCount = 0; ///< how many fail from there
-  std::mutex Mutex;     ///< guards Fired
-  std::string Fired;
+  std::mutex Mutex;     ///< guards Fired and FiredCall
+  std::string Fired, FiredCall;
 };
 
 State &state() {
@@ -40,9 +40,11 @@ bool fault::inject(Point P, const char *What) {
       N - S.ArmedAt >= S.ArmedCount)
     return false;
   std::lock_guard<std::mutex> Lock(S.Mutex);
-  if (S.Fired.empty())
-    S.Fired = std::string(control::name(P)) + " #" + std::to_string(N) + " (" +
-            (What ? What : "?") + ")";
+  if (S.Fired.empty()) {
+    S.FiredCall = What ? What : "?";
+    S.Fired = std::string(control::name(P)) + " #" + std::to_string(N) +
+              " (" + S.FiredCall + ")";
+  }
   return true;
 }
 
@@ -73,6 +75,7 @@ void fault::control::reset() {
   S.ArmedAt = 0;
   std::lock_guard<std::mutex> Lock(S.Mutex);
   S.Fired.clear();
+  S.FiredCall.clear();
 }
 
 uint64_t fault::control::count(Point P) {
@@ -86,10 +89,17 @@ void fault::control::arm(Point P, uint64_t N, uint64_t Count) {
   S.ArmedCount = Count;
   std::lock_guard<std::mutex> Lock(S.Mutex);
   S.Fired.clear();
+  S.FiredCall.clear();
 }
 
 std::string fault::control::fired() {
   State &S = state();
   std::lock_guard<std::mutex> Lock(S.Mutex);
   return S.Fired;
+}
+
+std::string fault::control::firedCall() {
+  State &S = state();
+  std::lock_guard<std::mutex> Lock(S.Mutex);
+  return S.FiredCall;
 }

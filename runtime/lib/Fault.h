@@ -61,8 +61,11 @@ uint64_t count(Point P);
 /// The `N`th call (1-based) of `P` after this one fails, and the
 /// `Count - 1` calls after it; N = 0 disarms.
 void arm(Point P, uint64_t N, uint64_t Count = 1);
-/// What failed first since arming ("" if no armed call was reached).
+/// What failed first since arming, for reports ("DriverCall #3
+/// (cuMemAlloc_v2)"); "" if no armed call was reached.
 std::string fired();
+/// The `What` of that call ("cuMemAlloc_v2"); "" if none.
+std::string firedCall();
 } // namespace control
 #else
 constexpr bool inject(Point, const char *) { return false; }

@@ -23,6 +23,12 @@ namespace {
 using limits::kMaxImagesPerVariant;
 using limits::kMaxVariants;
 
+/// "4097 kernels, over the limit of 4096" (kiln::rt::limits).
+std::string overLimit(size_t Count, const char *What, size_t Limit) {
+  return std::to_string(Count) + " " + What + ", over the limit of " +
+         std::to_string(Limit);
+}
+
 Error invalid(const std::string &Message) {
   return Error(ErrorCode::InvalidBundle, "manifest: " + Message);
 }
@@ -167,9 +173,7 @@ private:
     if (It == J.end() || !It->is_array())
       return fail("'params' must be an array");
     if (It->size() > limits::kMaxParams)
-      return fail(std::to_string(It->size()) +
-                  " parameters, over the limit of " +
-                  std::to_string(limits::kMaxParams));
+      return fail(overLimit(It->size(), "parameters", limits::kMaxParams));
     std::set<std::string> Names;
     for (const json &PJ : *It) {
       if (!PJ.is_object())
@@ -223,9 +227,7 @@ private:
     if (It == J.end() || !It->is_array())
       return fail("'variants' must be an array");
     if (It->size() > kMaxVariants)
-      return fail(std::to_string(It->size()) +
-                  " variants, over the limit of " +
-                  std::to_string(kMaxVariants));
+      return fail(overLimit(It->size(), "variants", kMaxVariants));
     K.ConstIsBool.assign(K.ConstParams.size(), false);
     std::set<int64_t> Indices;
     for (const json &VJ : *It) {
@@ -259,9 +261,8 @@ private:
       if (ImagesIt == VJ.end() || !ImagesIt->is_array())
         return fail(VWhere + "'images' must be an array");
       if (ImagesIt->size() > kMaxImagesPerVariant)
-        return fail(VWhere + std::to_string(ImagesIt->size()) +
-                    " images, over the limit of " +
-                    std::to_string(kMaxImagesPerVariant));
+        return fail(VWhere + overLimit(ImagesIt->size(), "images",
+                                       kMaxImagesPerVariant));
       X.Holds.emplace_back();
       for (const json &IJ : *ImagesIt) {
         ImageInfo Img;
@@ -462,9 +463,7 @@ Error parseManifestJson(const json &J, BundleData &Data) {
     return invalid("'kernels' must be an array");
   std::set<std::string> Names;
   if (KernelsIt->size() > limits::kMaxKernels)
-    return invalid(std::to_string(KernelsIt->size()) +
-                   " kernels, over the limit of " +
-                   std::to_string(limits::kMaxKernels));
+    return invalid(overLimit(KernelsIt->size(), "kernels", limits::kMaxKernels));
   Data.Kernels.reserve(KernelsIt->size());
   Data.Exprs.reserve(KernelsIt->size());
   for (const json &KJ : *KernelsIt) {

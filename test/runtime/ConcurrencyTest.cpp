@@ -14,7 +14,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../../runtime/lib/CudaDevice.h"
 #include "FakeDriver.h"
 #include "TestUtil.h"
 
@@ -259,16 +258,8 @@ protected:
   }
 
   std::string bundle() {
-    TestImage I;
-    I.Triple = "nvptx64-nvidia-cuda";
-    I.Arch = I.Target = "sm_90";
-    I.ImageKind = detail::kImageCubin;
-    I.OffloadKind = 2; // OFK_Cuda
-    I.Bytes = fakeImage({"vadd_v0 params=4 action=vadd",
-                         "vadd_v1 params=4 action=vadd",
-                         "vadd_v2 params=4 action=vadd"});
     BundleSpec Spec({vaddKernel()});
-    Spec.Images = {I};
+    Spec.Images = {cudaImage(vaddFunctions())};
     return buildBundle(Spec);
   }
 

@@ -33,25 +33,6 @@ namespace {
 [[maybe_unused]] const bool NoRealDriver =
     setenv("KILN_CUDA_DRIVER", "/nonexistent/kiln-tests/libcuda.so.1", 1) == 0;
 
-TestImage cudaImage(std::string Bytes, std::string Arch = "sm_90",
-                    uint16_t Kind = kImageCubin) {
-  TestImage I;
-  I.Triple = "nvptx64-nvidia-cuda";
-  I.Arch = std::move(Arch);
-  I.Target = I.Arch;
-  I.ImageKind = Kind;
-  I.OffloadKind = 2; // OFK_Cuda
-  I.Bytes = std::move(Bytes);
-  return I;
-}
-
-/// Images of vadd's three variants in one fake code object.
-std::string vaddFunctions(const std::string &Extra = "") {
-  return fakeImage({"vadd_v0 params=4 action=vadd" + Extra,
-                    "vadd_v1 params=4 action=vadd" + Extra,
-                    "vadd_v2 params=4 action=vadd" + Extra});
-}
-
 class CudaFake : public FakeDriverTest {
 protected:
   CudaFake() : FakeDriverTest(KILN_FAKE_CUDA) {}

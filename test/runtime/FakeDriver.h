@@ -8,6 +8,8 @@
 #ifndef KILN_TEST_RUNTIME_FAKEDRIVER_H
 #define KILN_TEST_RUNTIME_FAKEDRIVER_H
 
+#include "../../runtime/lib/CudaDevice.h"
+#include "../../runtime/lib/HipDevice.h"
 #include "FakeCuda.h"
 #include "TestUtil.h"
 
@@ -72,6 +74,41 @@ inline std::string fakeImage(const std::vector<std::string> &Functions,
   for (const std::string &F : Functions)
     Out += F + "\n";
   return Out + "END\n";
+}
+
+/// Images of vadd's three variants in one fake code object; `Extra` is
+/// appended to each function's line (" action=fail").
+inline std::string vaddFunctions(const std::string &Extra = "") {
+  return fakeImage({"vadd_v0 params=4 action=vadd" + Extra,
+                    "vadd_v1 params=4 action=vadd" + Extra,
+                    "vadd_v2 params=4 action=vadd" + Extra});
+}
+
+/// A CUDA code object (a cubin by default) for the fake CUDA driver.
+inline TestImage cudaImage(std::string Bytes, std::string Arch = "sm_90",
+                           uint16_t Kind = rt::detail::kImageCubin) {
+  TestImage I;
+  I.Triple = "nvptx64-nvidia-cuda";
+  I.Arch = std::move(Arch);
+  I.Target = I.Arch;
+  I.ImageKind = Kind;
+  I.OffloadKind = 2; // OFK_Cuda
+  I.Bytes = std::move(Bytes);
+  return I;
+}
+
+/// An AMD code object for the fake HIP: an ELF magic, then the fake's text.
+inline TestImage amdImage(const std::string &Fake, std::string Arch = "gfx942",
+                          nlohmann::json Requires = nullptr) {
+  TestImage I;
+  I.Triple = "amdgcn-amd-amdhsa";
+  I.Arch = std::move(Arch);
+  I.Target = I.Arch;
+  I.ImageKind = rt::detail::kImageObject;
+  I.OffloadKind = 3; // OFK_HIP
+  I.Bytes = "\x7f" "ELF" + Fake;
+  I.Requires = std::move(Requires);
+  return I;
 }
 
 /// A device of a fake driver, with a stream (DeviceTest::open) and the

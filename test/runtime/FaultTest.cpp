@@ -25,9 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../../runtime/lib/CudaDevice.h"
 #include "../../runtime/lib/Fault.h"
-#include "../../runtime/lib/HipDevice.h"
 #include "FakeDriver.h"
 #include "TestUtil.h"
 
@@ -250,18 +248,19 @@ protected:
           FlowState S;
           Error E = run(Flow, S, Path);
           std::string Fired = fault::control::fired();
+          std::string Call = fault::control::firedCall();
           fault::control::arm(Pt, 0);
           ASSERT_FALSE(Fired.empty()) << Where << " was never reached";
           Where += " (" + Fired + ")";
           if (E) {
             ++Failed;
             EXPECT_FALSE(E.message().empty()) << Where;
-            EXPECT_TRUE(explains(Pt, Fired, E.message()))
+            EXPECT_TRUE(explains(Pt, Call, E.message()))
                 << Where << ": the error does not say what failed: "
                 << E.message();
           } else {
             ++Absorbed;
-            std::string Key = absorbedKey(Pt, Fired, Flow);
+            std::string Key = absorbedKey(Pt, Call, Flow);
             AbsorbedKeys.insert(Key);
             EXPECT_TRUE(absorbed().count(Key))
                 << Where << ": the flow succeeded although the call failed ("
@@ -292,14 +291,13 @@ protected:
   }
 
   /// Whether an error message says what failed.
-  static bool explains(Point P, const std::string &Fired,
+  /// Whether an error message says what failed; `What` is the call that
+  /// did ("cuMemAlloc_v2").
+  static bool explains(Point P, const std::string &What,
                        const std::string &Message) {
     auto Has = [&](const char *S) {
       return Message.find(S) != std::string::npos;
     };
-    // "DriverCall #3 (cuMemAlloc_v2)": the call's name.
-    std::string What = Fired.substr(Fired.find('(') + 1);
-    What.pop_back();
     switch (P) {
     case Point::Allocate:
       return Has("cannot allocate") || Has("stacks");
@@ -319,10 +317,8 @@ protected:
     return false;
   }
 
-  static std::string absorbedKey(Point P, const std::string &Fired,
+  static std::string absorbedKey(Point P, const std::string &What,
                                  const FlowKind &Flow) {
-    std::string What = Fired.substr(Fired.find('(') + 1);
-    What.pop_back();
     std::string Key = std::string(fault::control::name(P)) + ":" + What;
     if (P == Point::DlOpen && !Flow.DriverLib)
       Key += ":host";
@@ -371,21 +367,10 @@ TEST_F(Faults, Emulator) {
         emuBundle("exchange", {{"out", "*u32"}}), nullptr, nullptr});
 }
 
-std::string vaddFakeFunctions() {
-  return fakeImage({"vadd_v0 params=4 action=vadd",
-                    "vadd_v1 params=4 action=vadd",
-                    "vadd_v2 params=4 action=vadd"});
-}
-
 TEST_F(Faults, Cuda) {
   ScopedEnv Mode("KILN_FAKE_CUDA", "one");
   ScopedEnv Driver("KILN_CUDA_DRIVER", KILN_FAKE_CUDA);
-  TestImage I;
-  I.Triple = "nvptx64-nvidia-cuda";
-  I.Arch = I.Target = "sm_90";
-  I.ImageKind = detail::kImageCubin;
-  I.OffloadKind = 2; // OFK_Cuda
-  I.Bytes = vaddFakeFunctions();
+  TestImage I = cudaImage(vaddFunctions());
   // Above 48 KiB of shared memory: the opt-in is one more driver call.
   I.Resources = {{"threads", 128}, {"shared_bytes", 65536}};
   walk({"cuda", "cuda:0", "vadd", vaddBundle({I}), "KILN_CUDA_DRIVER",
@@ -395,14 +380,8 @@ TEST_F(Faults, Cuda) {
 TEST_F(Faults, Hip) {
   ScopedEnv Mode("KILN_FAKE_HIP", "one");
   ScopedEnv Runtime("KILN_HIP_RUNTIME", KILN_FAKE_HIP);
-  TestImage I;
-  I.Triple = "amdgcn-amd-amdhsa";
-  I.Arch = I.Target = "gfx942";
-  I.ImageKind = detail::kImageObject;
-  I.OffloadKind = 3; // OFK_HIP
-  I.Bytes = "\x7f" "ELF" + vaddFakeFunctions();
-  walk({"hip", "hip:0", "vadd", vaddBundle({I}), "KILN_HIP_RUNTIME",
-        KILN_FAKE_HIP});
+  walk({"hip", "hip:0", "vadd", vaddBundle({amdImage(vaddFunctions())}),
+        "KILN_HIP_RUNTIME", KILN_FAKE_HIP});
 }
 
 } // namespace

@@ -37,26 +37,6 @@ namespace {
 [[maybe_unused]] const bool NoRealCuda =
     setenv("KILN_CUDA_DRIVER", "/nonexistent/kiln-tests/libcuda.so.1", 1) == 0;
 
-/// An AMD code object for the fake: an ELF magic, then the fake's text.
-TestImage amdImage(const std::string &Fake, std::string Arch = "gfx942",
-                   json Requires = nullptr) {
-  TestImage I;
-  I.Triple = "amdgcn-amd-amdhsa";
-  I.Arch = std::move(Arch);
-  I.Target = I.Arch;
-  I.ImageKind = kImageObject;
-  I.OffloadKind = 3; // OFK_HIP
-  I.Bytes = "\x7f" "ELF" + Fake;
-  I.Requires = std::move(Requires);
-  return I;
-}
-
-std::string vaddFunctions() {
-  return fakeImage({"vadd_v0 params=4 action=vadd",
-                    "vadd_v1 params=4 action=vadd",
-                    "vadd_v2 params=4 action=vadd"});
-}
-
 class HipFake : public FakeDriverTest {
 protected:
   HipFake() : FakeDriverTest(KILN_FAKE_HIP) {}
