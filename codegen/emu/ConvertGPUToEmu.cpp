@@ -58,6 +58,8 @@ enum Callback : int32_t {
   kPrintf,
   kTrap,
   kCheck,
+  kWarpgroupMma,
+  kWarpgroupWait,
 };
 
 class Lowering {
@@ -319,6 +321,37 @@ LogicalResult Lowering::lower(Operation *op) {
           where(b, op)});
     mma.replaceAllUsesWith(
         LLVM::LoadOp::create(b, loc, mma.getType(), d).getResult());
+  } else if (auto wg = dyn_cast<WarpgroupMmaOp>(op)) {
+    // Descriptors get the operand's shared offset in their start field.
+    auto desc = [&](Value buffer, Value offset, int64_t templ) -> Value {
+      Value off = LLVM::ZExtOp::create(b, loc, b.getI64Type(),
+                                       sharedOffset(b, loc, buffer, offset));
+      Value field = LLVM::LShrOp::create(
+          b, loc, off, LLVM::ConstantOp::create(b, loc, b.getI64Type(), 4));
+      return LLVM::OrOp::create(
+          b, loc, field,
+          LLVM::ConstantOp::create(b, loc, b.getI64Type(), templ));
+    };
+    Value zero64 = LLVM::ConstantOp::create(b, loc, b.getI64Type(), 0);
+    Value aDesc = wg.getA() ? zero64
+                            : desc(wg.getABuffer(), wg.getAOffset(),
+                                   *wg.getADesc());
+    Value aRegs = wg.getA() ? spill(b, loc, wg.getA())
+                            : Value(LLVM::ZeroOp::create(b, loc, ptrTy));
+    int32_t flags = (wg.getATranspose() ? 1 : 0) | (wg.getBTranspose() ? 2 : 0);
+    Value d = stackSlot(b, loc, wg.getType());
+    call(b, loc, kWarpgroupMma, Type(),
+         {string(b, loc, wg.getInstr()), aDesc, aRegs,
+          desc(wg.getBBuffer(), wg.getBOffset(), wg.getBDesc()),
+          i32(b, loc, flags), spill(b, loc, wg.getC()), d, where(b, op)});
+    wg.replaceAllUsesWith(
+        LLVM::LoadOp::create(b, loc, wg.getType(), d).getResult());
+  } else if (auto wait = dyn_cast<WarpgroupWaitOp>(op)) {
+    call(b, loc, kWarpgroupWait, Type(),
+         {i32(b, loc, wait.getPending()), where(b, op)});
+    wait.replaceAllUsesWith(wait.getValues());
+  } else if (isa<SharedFenceOp>(op)) {
+    // Nothing to order: the emulator has one kind of shared access.
   } else if (auto rmw = dyn_cast<kiln::gpu::AtomicRMWOp>(op)) {
     rmw.replaceAllUsesWith(
         lowerAtomicRMW(b, rmw, hostPtr(b, loc, rmw.getAddr()), ""));

@@ -176,6 +176,150 @@ FailureOr<Value> lowerMma(OpBuilder &b, Location loc, MmaOp op) {
   return Value(vector::FromElementsOp::create(b, loc, cType, out));
 }
 
+/// A PTX statement with no operands (fences), kept where it is.
+void inlinePtx(OpBuilder &b, Location loc, StringRef text) {
+  LLVM::InlineAsmOp::create(b, loc, TypeRange(), ValueRange(),
+                            b.getStringAttr(text), b.getStringAttr(""),
+                            b.getUnitAttr(), UnitAttr(),
+                            LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(),
+                            ArrayAttr());
+}
+
+/// The elements of a per-thread vector.
+SmallVector<Value> elementsOf(OpBuilder &b, Location loc, Value vec) {
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < cast<VectorType>(vec.getType()).getNumElements(); ++i)
+    out.push_back(vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{i}));
+  return out;
+}
+
+/// An inline-asm statement whose `values` (f32) are read and written in
+/// place ("+f": outputs tied to inputs), after `inputs` of `inputKinds`
+/// constraints; returns the values as the statement leaves them. Ties keep
+/// LLVM from reading the registers of an asynchronous instruction's result
+/// before the statement that waits for it.
+SmallVector<Value> asmInPlace(OpBuilder &b, Location loc, StringRef text,
+                              ArrayRef<Value> values, ArrayRef<Value> inputs,
+                              ArrayRef<StringRef> inputKinds) {
+  size_t n = values.size();
+  std::string constraints;
+  for (size_t i = 0; i < n; ++i)
+    constraints += (i ? ",=f" : "=f");
+  for (size_t i = 0; i < n; ++i)
+    constraints += "," + std::to_string(i);
+  for (StringRef kind : inputKinds)
+    constraints += ("," + kind).str();
+  SmallVector<Value> operands(values.begin(), values.end());
+  operands.append(inputs.begin(), inputs.end());
+  auto structType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(n, b.getF32Type()));
+  Value r = LLVM::InlineAsmOp::create(
+                b, loc, structType, operands, b.getStringAttr(text),
+                b.getStringAttr(constraints), b.getUnitAttr(), UnitAttr(),
+                LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(), ArrayAttr())
+                .getResult(0);
+  SmallVector<Value> out;
+  for (size_t i = 0; i < n; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, r,
+                                               ArrayRef<int64_t>{int64_t(i)}));
+  return out;
+}
+
+/// A shared-memory matrix descriptor: `templ` (kiln_gpu.warpgroup_mma's
+/// a_desc / b_desc) with the address of byte `offset` of `buffer`, bits 4-17
+/// of its shared-window address, in bits 0-13.
+Value matrixDescriptor(OpBuilder &b, Location loc, Value buffer, Value offset,
+                       int64_t templ) {
+  Value addr = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(),
+                                        sharedPointer(b, loc, buffer, offset));
+  Value field = LLVM::LShrOp::create(
+      b, loc,
+      LLVM::AndOp::create(b, loc, addr,
+                          LLVM::ConstantOp::create(b, loc, b.getI64Type(),
+                                                   int64_t(0x3FFFF))),
+      LLVM::ConstantOp::create(b, loc, b.getI64Type(), int64_t(4)));
+  return LLVM::OrOp::create(
+      b, loc, field, LLVM::ConstantOp::create(b, loc, b.getI64Type(), templ));
+}
+
+/// kiln_gpu.warpgroup_mma -> wgmma.mma_async (A from a descriptor or from
+/// registers, B from a descriptor; D += A B), with a wgmma.fence first
+/// where the accumulator or A registers were just written by other
+/// instructions (the start of a chain; every register-A instruction).
+FailureOr<Value> lowerWarpgroupMma(OpBuilder &b, Location loc,
+                                   WarpgroupMmaOp op, bool chained) {
+  const MatrixInstr *instr = lookupMatrixInstr(op.getInstr());
+  StringRef t = instr->aType;
+  if (t != "f16" && t != "bf16")
+    return op.emitOpError("has no wgmma form for ") << t;
+  if (!chained || op.getA())
+    inlinePtx(b, loc, "wgmma.fence.sync.aligned;");
+  SmallVector<Value> c = elementsOf(b, loc, op.getC());
+  size_t n = c.size();
+  SmallVector<Value> inputs;
+  SmallVector<StringRef> kinds;
+  std::string aText;
+  if (Value a = op.getA()) {
+    SmallVector<Value> regs = packFragment(b, loc, a, 2, /*keepF16x2=*/false);
+    for (Value r : regs) {
+      aText += (aText.empty() ? "{$" : ", $") + std::to_string(2 * n + inputs.size());
+      inputs.push_back(r);
+      kinds.push_back("r");
+    }
+    aText += "}";
+  } else {
+    aText = "$" + std::to_string(2 * n + inputs.size());
+    inputs.push_back(matrixDescriptor(b, loc, op.getABuffer(), op.getAOffset(),
+                                      *op.getADesc()));
+    kinds.push_back("l");
+  }
+  std::string bText = "$" + std::to_string(2 * n + inputs.size());
+  inputs.push_back(matrixDescriptor(b, loc, op.getBBuffer(), op.getBOffset(),
+                                    op.getBDesc()));
+  kinds.push_back("l");
+  std::string dText;
+  for (size_t i = 0; i < n; ++i)
+    dText += (i ? ", $" : "{$") + std::to_string(i);
+  dText += "}";
+  // scale-d is a predicate: 1, accumulate. imm-scale-a/b 1; the
+  // transpositions (the register form has none for A).
+  std::string imms = op.getA() ? llvm::formatv("1, 1, {0}", op.getBTranspose() ? 1 : 0).str()
+                               : llvm::formatv("1, 1, {0}, {1}",
+                                               op.getATranspose() ? 1 : 0,
+                                               op.getBTranspose() ? 1 : 0).str();
+  std::string text = llvm::formatv(
+      "{{ .reg .pred p; setp.ne.b32 p, 1, 0; "
+      "wgmma.mma_async.sync.aligned.m64n{0}k16.f32.{1}.{1} {2}, {3}, {4}, p, "
+      "{5}; }",
+      instr->n, t, dText, aText, bText, imms);
+  SmallVector<Value> d = asmInPlace(b, loc, text, c, inputs, kinds);
+  auto module = op->getParentOfType<ModuleOp>();
+  auto minPtx = module->getAttrOfType<IntegerAttr>(kiln::nvptx::kMinPtxAttr);
+  if (!minPtx || minPtx.getInt() < 80)
+    module->setAttr(kiln::nvptx::kMinPtxAttr, b.getI32IntegerAttr(80));
+  return Value(vector::FromElementsOp::create(
+      b, loc, cast<VectorType>(op.getC().getType()), d));
+}
+
+/// kiln_gpu.warpgroup_wait -> wgmma.commit_group + wgmma.wait_group N, the
+/// values passed through in place.
+void lowerWarpgroupWait(OpBuilder &b, Location loc, WarpgroupWaitOp op) {
+  SmallVector<Value> all;
+  for (Value v : op.getValues())
+    llvm::append_range(all, elementsOf(b, loc, v));
+  std::string text = llvm::formatv(
+      "wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned {0};",
+      op.getPending());
+  SmallVector<Value> out = asmInPlace(b, loc, text, all, {}, {});
+  size_t next = 0;
+  for (auto [v, r] : llvm::zip(op.getValues(), op.getResults())) {
+    auto vt = cast<VectorType>(v.getType());
+    ArrayRef<Value> part(out.data() + next, size_t(vt.getNumElements()));
+    next += part.size();
+    r.replaceAllUsesWith(vector::FromElementsOp::create(b, loc, vt, part));
+  }
+}
+
 /// kiln_gpu.shared_load_matrix -> ldmatrix.sync.aligned.m8n8.xN[.trans]:
 /// each 32-bit register holds one matrix's two elements of this lane.
 Value lowerLoadMatrix(OpBuilder &b, Location loc, SharedLoadMatrixOp op) {
@@ -225,6 +369,13 @@ void lowerPrintf(OpBuilder &b, Location loc, PrintfOp op, ModuleOp module,
 
 LogicalResult lowerPrimitives(ModuleOp module) {
   unsigned printfCounter = 0;
+  // Warpgroup instructions that continue another's chain (its result is
+  // their accumulator): no wgmma.fence between them.
+  DenseSet<Operation *> chained;
+  module.walk([&](WarpgroupMmaOp op) {
+    if (op.getC().getDefiningOp<WarpgroupMmaOp>())
+      chained.insert(op);
+  });
   auto result = module.walk([&](Operation *op) -> WalkResult {
     OpBuilder b(op);
     Location loc = op->getLoc();
@@ -301,6 +452,19 @@ LogicalResult lowerPrimitives(ModuleOp module) {
       pf.erase();
     } else if (isa<TrapOp>(op)) {
       LLVM::Trap::create(b, loc);
+      op->erase();
+    } else if (auto wg = dyn_cast<WarpgroupMmaOp>(op)) {
+      FailureOr<Value> v =
+          lowerWarpgroupMma(b, loc, wg, chained.contains(wg));
+      if (failed(v))
+        return WalkResult::interrupt();
+      wg.replaceAllUsesWith(*v);
+      wg.erase();
+    } else if (auto wait = dyn_cast<WarpgroupWaitOp>(op)) {
+      lowerWarpgroupWait(b, loc, wait);
+      wait.erase();
+    } else if (isa<SharedFenceOp>(op)) {
+      inlinePtx(b, loc, "fence.proxy.async.shared::cta;");
       op->erase();
     } else if (auto mma = dyn_cast<MmaOp>(op)) {
       FailureOr<Value> v = lowerMma(b, loc, mma);

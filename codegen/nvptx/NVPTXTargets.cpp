@@ -13,6 +13,7 @@
 #include "compiler/GPU/TargetDesc.h"
 
 #include <mutex>
+#include <string>
 
 using namespace kiln::gpu;
 
@@ -80,6 +81,33 @@ MatrixInstr mma16832(const char *name, const char *type, const char *acc) {
   return i;
 }
 
+/// wgmma.mma_async.m64nNk16 (sm_90a), issued by a warpgroup of 4 warps;
+/// one warp's share is 16 rows (PTX ISA, "Register fragments and shared
+/// memory matrix layouts" of wgmma): D like mma.m16n8's accumulator
+/// repeated every 8 columns (d[4j + i]: row groupID + 8 [i >= 2], col
+/// 8j + 2 tig + (i & 1)); A from registers like mma.m16n8k16's A. B is
+/// read from shared memory; its register layout here (mma.m16n8k16's B
+/// repeated every 8 columns) is where the stage takes it from when it has
+/// to store B there itself.
+MatrixInstr wgmma(const char *type, int32_t n) {
+  MatrixInstr i;
+  i.name = std::string("nv.wgmma.m64n") + std::to_string(n) + "k16." + type;
+  i.m = 16, i.n = n, i.k = 16;
+  i.aType = i.bType = type;
+  i.accType = "f32";
+  i.groupWarps = 4;
+  Bases accRegs = {{0, 1}, {8, 0}}, bRegs = {{1, 0}, {8, 0}};
+  for (int32_t c = 8; c < n; c *= 2) {
+    accRegs.push_back({0, c});
+    bRegs.push_back({0, c});
+  }
+  i.aLayout = fragmentLayout({{0, 1}, {8, 0}, {0, 8}}, kAccLanes, 16, 16);
+  i.bLayout = fragmentLayout(bRegs, {{2, 0}, {4, 0}, {0, 1}, {0, 2}, {0, 4}},
+                             16, n);
+  i.cLayout = fragmentLayout(accRegs, kAccLanes, 16, n);
+  return i;
+}
+
 GPUTarget nvidia(const char *arch, int64_t maxShared, bool fp8,
                  double bandwidth, double tflops) {
   GPUTarget t;
@@ -95,10 +123,17 @@ GPUTarget nvidia(const char *arch, int64_t maxShared, bool fp8,
   t.maxVectorBytes = 16;
   t.hasAsyncCopy = true;
   t.hasMatrixLoad = true;
-  t.matrixInstrs = {mma16816("nv.mma.m16n8k16.f16", "f16"),
-                    mma16816("nv.mma.m16n8k16.bf16", "bf16"),
-                    mma1688tf32(),
-                    mma16832("nv.mma.m16n8k32.s8", "i8", "i32")};
+  // sm_90a's warpgroup instructions first (the stage takes them where a
+  // product has 4 warps along 64 rows or more), widest first.
+  if (std::string(arch) == "sm_90a")
+    for (const char *type : {"f16", "bf16"})
+      for (int32_t n : {256, 128, 64, 32, 16, 8})
+        t.matrixInstrs.push_back(wgmma(type, n));
+  for (MatrixInstr i : {mma16816("nv.mma.m16n8k16.f16", "f16"),
+                        mma16816("nv.mma.m16n8k16.bf16", "bf16"),
+                        mma1688tf32(),
+                        mma16832("nv.mma.m16n8k32.s8", "i8", "i32")})
+    t.matrixInstrs.push_back(std::move(i));
   if (fp8) {
     t.matrixInstrs.push_back(
         mma16832("nv.mma.m16n8k32.e4m3", "f8E4M3FN", "f32"));

@@ -274,6 +274,33 @@ private:
         .has_value();
   }
 
+  /// A warpgroup instruction's accumulator layout for an m x n x k product,
+  /// or null. Warps go along M (a group's warps must be consecutive there),
+  /// as many as M has instruction rows, in whole groups; the rest along N;
+  /// then the widest instruction whose N fits a warp's columns. Where M
+  /// has fewer rows than one group covers, or the warps are no whole
+  /// number of groups, the warp-level instructions are used.
+  MmaAttr chooseGroupMma(StringRef ab, StringRef acc, bool tf32, int64_t m,
+                         int64_t n, int64_t k) {
+    const MatrixInstr *any =
+        target.findMatrixInstr(ab, acc, tf32, m, n, k, /*groups=*/true);
+    if (!any || any->groupWarps == 1)
+      return {};
+    int32_t group = any->groupWarps;
+    if (warps % group || m < int64_t(group) * any->m)
+      return {};
+    int32_t wm = int32_t(std::min<int64_t>(warps, m / any->m));
+    wm -= wm % group;
+    int32_t wn = warps / wm;
+    if (n % wn)
+      return {};
+    const MatrixInstr *instr = target.findMatrixInstr(
+        ab, acc, tf32, m / wm, n / wn, k, /*groups=*/true);
+    if (!instr || instr->groupWarps != group)
+      return {};
+    return MmaAttr::get(ctx, instr->name, {wm, wn}, /*transposed=*/false);
+  }
+
   /// The accumulator layout of the target's matrix instruction for `dot`
   /// (warps along M first, then N; as many along M as there are instruction
   /// rows when the rows should stay whole per warp), or null when there is
@@ -290,9 +317,11 @@ private:
     llvm::raw_string_ostream(ab) << a.getElementType();
     llvm::raw_string_ostream(acc) << c.getElementType();
     int64_t m = c.getShape()[0], n = c.getShape()[1];
+    bool tf32 = dot.getPrecision() == DotPrecision::tf32;
+    if (MmaAttr group = chooseGroupMma(ab, acc, tf32, m, n, a.getShape()[1]))
+      return group;
     const MatrixInstr *instr =
-        target.findMatrixInstr(ab, acc, dot.getPrecision() == DotPrecision::tf32,
-                               m, n, a.getShape()[1]);
+        target.findMatrixInstr(ab, acc, tf32, m, n, a.getShape()[1]);
     if (!instr)
       return {};
     int32_t wm = 1, wn = 1;

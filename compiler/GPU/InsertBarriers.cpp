@@ -121,7 +121,12 @@ private:
     WalkResult r = op->walk([&](Operation *inner) {
       Value buffer;
       Ranges *set = &acc.reads;
-      if (auto l = dyn_cast<SharedLoadOp>(inner))
+      if (auto w = dyn_cast<WarpgroupMmaOp>(inner)) {
+        // The matrix unit reads B, and A unless it is in registers.
+        if (w.getABuffer() && failed(addRange(w, w.getABuffer(), acc.reads)))
+          return WalkResult::interrupt();
+        buffer = w.getBBuffer();
+      } else if (auto l = dyn_cast<SharedLoadOp>(inner))
         buffer = l.getBuffer();
       else if (auto m = dyn_cast<SharedLoadMatrixOp>(inner))
         buffer = m.getBuffer();
@@ -131,19 +136,21 @@ private:
         buffer = c.getBuffer(), set = &acc.asyncWrites;
       else
         return WalkResult::advance();
-      auto alloc = buffer.getDefiningOp<SharedAllocOp>();
-      if (!alloc || !alloc.getOffset()) {
-        inner->emitOpError("accesses a shared buffer without an offset: run "
-                           "tile-gpu-allocate-shared first");
-        return WalkResult::interrupt();
-      }
-      Ranges::Range range{
-          int64_t(*alloc.getOffset()),
-          int64_t(*alloc.getOffset()) + int64_t(alloc.getSize()), alloc};
-      set->add(range);
-      return WalkResult::advance();
+      return failed(addRange(inner, buffer, *set)) ? WalkResult::interrupt()
+                                                   : WalkResult::advance();
     });
     return failure(r.wasInterrupted());
+  }
+
+  /// Adds the bytes of `buffer`, which `op` accesses, to `set`.
+  static LogicalResult addRange(Operation *op, Value buffer, Ranges &set) {
+    auto alloc = buffer.getDefiningOp<SharedAllocOp>();
+    if (!alloc || !alloc.getOffset())
+      return op->emitOpError("accesses a shared buffer without an offset: "
+                             "run tile-gpu-allocate-shared first");
+    set.add({int64_t(*alloc.getOffset()),
+             int64_t(*alloc.getOffset()) + int64_t(alloc.getSize()), alloc});
+    return success();
   }
 
   /// A barrier is due before an access of `reads`/`writes`. Writes through

@@ -149,11 +149,15 @@ Value kiln::gpu::sharedPointer(OpBuilder &b, Location loc, Value buffer,
 }
 
 void kiln::gpu::declareDynamicShared(ModuleOp module) {
+  uint64_t alignment = 16;
+  module.walk([&](SharedAllocOp a) {
+    alignment = std::max<uint64_t>(alignment, a.getAlignment());
+  });
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
   auto arrayTy = LLVM::LLVMArrayType::get(b.getI8Type(), 0);
   LLVM::GlobalOp::create(b, module.getLoc(), arrayTy, /*isConstant=*/false,
                          LLVM::Linkage::External, kSharedSymbol, Attribute(),
-                         /*alignment=*/16, kSharedAddressSpace);
+                         alignment, kSharedAddressSpace);
 }
 
 Value kiln::gpu::accessAddress(OpBuilder &b, Location loc, Value addr,

@@ -41,8 +41,10 @@ mlir::Value accessAddress(mlir::OpBuilder &b, mlir::Location loc,
 /// into the dynamic shared array declareDynamicShared makes).
 mlir::Value sharedPointer(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::Value buffer, mlir::Value offset);
-/// Declares the module's dynamic shared memory (LDS): one external,
-/// 16-byte aligned byte array, sized at launch.
+/// Declares the module's dynamic shared memory (LDS): one external byte
+/// array, sized at launch, aligned to 16 bytes or to the most any of the
+/// module's buffers asks (the allocation's offsets keep their alignment
+/// from there).
 void declareDynamicShared(mlir::ModuleOp module);
 /// Lowers kiln_gpu.load, store, shared_load and shared_store, which both
 /// GPU targets map alike (through globalPointer and sharedPointer), and

@@ -310,9 +310,18 @@ private:
     Value writeSlot = body->getArgument(numIter + 2);
 
     // The iteration: wait for this iteration's slots, start iteration
-    // i + d's copies, read the slots where the loads were.
+    // i + d's copies, read the slots where the loads were. With warpgroup
+    // products the copies start at the end of the iteration instead: the
+    // products read their slots asynchronously, and the slot iteration
+    // i + d writes is the one iteration i - 1's products read, which the
+    // product's wait in iteration i covers (ThreadWarpgroup.cpp keeps one
+    // batch of them in flight).
     b.setInsertionPointToStart(body);
     AsyncWaitOp::create(b, loc, buffers, b.getI32IntegerAttr(stages - 2));
+    // (Test fault, docs/emulator.md: the copies start before the product
+    // while the previous batch may still read the slot they overwrite.)
+    if (hasGroupProduct() && !getTestFault("wgmma-copies-early"))
+      b.setInsertionPoint(body->getTerminator());
     auto [iv, runs] = iterationAhead(b, loc, loop.getInductionVar(), d);
     DenseMap<unsigned, Value> identity;
     for (unsigned idx : carried)
@@ -392,6 +401,16 @@ private:
     for (Operation *dead : llvm::reverse(chain))
       dead->erase();
     return true;
+  }
+
+  /// Whether the body has a product of a warpgroup matrix instruction.
+  bool hasGroupProduct() {
+    for (auto dot : loop.getBody()->getOps<kiln::DotOp>())
+      if (auto mma = dyn_cast_or_null<MmaAttr>(dot.getType().getEncoding()))
+        if (const MatrixInstr *instr = lookupMatrixInstr(mma.getInstr()))
+          if (instr->groupWarps > 1)
+            return true;
+    return false;
   }
 
   scf::ForOp loop;

@@ -29,9 +29,11 @@ Registry &registry() {
 const MatrixInstr *GPUTarget::findMatrixInstr(llvm::StringRef ab,
                                               llvm::StringRef acc,
                                               bool tf32, int64_t m,
-                                              int64_t n, int64_t k) const {
+                                              int64_t n, int64_t k,
+                                              bool groups) const {
   for (const MatrixInstr &i : matrixInstrs)
-    if (i.aType == ab && i.bType == ab && i.accType == acc &&
+    if ((groups || i.groupWarps == 1) && i.aType == ab && i.bType == ab &&
+        i.accType == acc &&
         i.tf32 == tf32 && i.m <= m && i.n <= n && i.k <= k)
       return &i;
   return nullptr;

@@ -43,6 +43,16 @@ struct MatrixInstr {
   /// accumulator by 4 before and multiplies it by 4 after, which is exact
   /// (docs/codegen-gpu.md, "fp8").
   bool fnuzOperands = false;
+  /// Consecutive warps that issue the instruction together (1: a warp's
+  /// own instruction; 4: a Hopper warpgroup's `wgmma`). `m` and the
+  /// fragment layouts are then one warp's share: warp w of the group holds
+  /// rows [w m, (w + 1) m) of the group's `groupWarps` x m rows, so the
+  /// group's warps must be consecutive along the rows. Such an instruction
+  /// reads B (and A, unless A comes from registers) from shared memory
+  /// through matrix descriptors, and runs asynchronously: the per-thread
+  /// form is `kiln_gpu.warpgroup_mma` and `kiln_gpu.warpgroup_wait`
+  /// (docs/codegen-gpu.md, "Warpgroup matrix instructions").
+  int32_t groupWarps = 1;
   LinearLayout aLayout, bLayout, cLayout;
 
   int32_t getARegisters() const { return aLayout.getInDimSize("register"); }
@@ -92,9 +102,11 @@ struct GPUTarget {
   /// The best instruction for operand type `ab` and accumulator `acc`
   /// (`tf32`: f32 operands rounded to tf32) that fits an m x n x k product
   /// (its own m, n, k at most those), or null.
+  /// Instructions of several warps (`groupWarps` > 1) only with
+  /// `groups`.
   const MatrixInstr *findMatrixInstr(llvm::StringRef ab, llvm::StringRef acc,
                                      bool tf32, int64_t m, int64_t n,
-                                     int64_t k) const;
+                                     int64_t k, bool groups = false) const;
 };
 
 /// Registers an arch (a backend does it once at start-up); a second

@@ -105,22 +105,6 @@ Value encodeFnuz(OpBuilder &b, Location loc, Value v) {
 struct DotPattern : ThreadPattern<kiln::DotOp> {
   using ThreadPattern::ThreadPattern;
 
-  /// Register indices of each instruction tile of an operand: tiles keyed
-  /// by (row tile, column tile), registers in fragment order.
-  static std::map<std::pair<int32_t, int32_t>, SmallVector<int64_t>>
-  tiles(const LinearLayout &l, int32_t fragRegs, int32_t tileRows,
-        int32_t tileCols) {
-    std::map<std::pair<int32_t, int32_t>, SmallVector<int64_t>> out;
-    int32_t n = l.getInDimSize(dims::kRegister);
-    for (int32_t r = 0; r < n; ++r) {
-      SmallVector<int32_t, 3> rep = registerCoords(l, r & ~(fragRegs - 1));
-      auto &regs = out[{rep[0] / tileRows, rep[1] / tileCols}];
-      regs.resize(fragRegs, -1);
-      regs[r & (fragRegs - 1)] = r;
-    }
-    return out;
-  }
-
   LogicalResult
   matchAndRewrite(kiln::DotOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &b) const override {
@@ -131,6 +115,9 @@ struct DotPattern : ThreadPattern<kiln::DotOp> {
     if (!mma)
       return op.emitOpError("has no matrix-instruction layout");
     const MatrixInstr *instr = lookupMatrixInstr(mma.getInstr());
+    if (instr->groupWarps > 1)
+      return lowerWarpgroupDot(op, adaptor.getA(), adaptor.getB(),
+                               adaptor.getAcc(), b, c, *instr, mma);
     ArrayRef<int32_t> warps = mma.getWarpsPerBlock();
     auto aType = cast<RankedTensorType>(op.getA().getType());
     auto bType = cast<RankedTensorType>(op.getB().getType());
@@ -144,16 +131,15 @@ struct DotPattern : ThreadPattern<kiln::DotOp> {
     auto regs = [](const LinearLayout &f) {
       return f.getInDimSize(dims::kRegister);
     };
-    auto aTiles = tiles(la, regs(mma.getFragment(0)), rowsA, instr->k);
-    auto bTiles = tiles(lb, regs(mma.getFragment(1)), instr->k, colsB);
-    auto cTiles = tiles(lc, regs(mma.getFragment(2)), rowsC, colsC);
+    auto aTiles =
+        instructionTiles(la, regs(mma.getFragment(0)), rowsA, instr->k);
+    auto bTiles =
+        instructionTiles(lb, regs(mma.getFragment(1)), instr->k, colsB);
+    auto cTiles = instructionTiles(lc, regs(mma.getFragment(2)), rowsC, colsC);
     int32_t kSteps = int32_t(aType.getShape()[1] / instr->k);
 
-    auto gather = [&](Value vec, ArrayRef<int64_t> regs) -> Value {
-      auto vt = cast<VectorType>(vec.getType());
-      auto part = VectorType::get({int64_t(regs.size())}, vt.getElementType());
-      return vector::ShuffleOp::create(b, loc, part, vec, vec,
-                                       b.getDenseI64ArrayAttr(regs));
+    auto gather = [&](Value vec, ArrayRef<int64_t> regs) {
+      return gatherRegisters(b, loc, vec, regs);
     };
     Value acc = adaptor.getAcc();
     auto accType = cast<VectorType>(acc.getType());

@@ -142,4 +142,26 @@ Value extractSlice(OpBuilder &b, Location loc, Value vec, int64_t i,
       ArrayRef<int64_t>{1});
 }
 
+std::map<std::pair<int32_t, int32_t>, SmallVector<int64_t>>
+instructionTiles(const LinearLayout &l, int32_t fragRegs, int32_t tileRows,
+                 int32_t tileCols) {
+  std::map<std::pair<int32_t, int32_t>, SmallVector<int64_t>> out;
+  int32_t n = l.getInDimSize(dims::kRegister);
+  for (int32_t r = 0; r < n; ++r) {
+    SmallVector<int32_t, 3> rep = registerCoords(l, r & ~(fragRegs - 1));
+    auto &regs = out[{rep[0] / tileRows, rep[1] / tileCols}];
+    regs.resize(fragRegs, -1);
+    regs[r & (fragRegs - 1)] = r;
+  }
+  return out;
+}
+
+Value gatherRegisters(OpBuilder &b, Location loc, Value vec,
+                      ArrayRef<int64_t> regs) {
+  auto vt = cast<VectorType>(vec.getType());
+  auto part = VectorType::get({int64_t(regs.size())}, vt.getElementType());
+  return vector::ShuffleOp::create(b, loc, part, vec, vec,
+                                   b.getDenseI64ArrayAttr(regs));
+}
+
 } // namespace kiln::gpu::threads

@@ -19,10 +19,19 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <map>
+
+namespace kiln {
+class DotOp;
+} // namespace kiln
+
 namespace kiln::gpu {
 
 class AxisInfoAnalysis;
+class MmaAttr;
+class ReadTileOp;
 struct GPUTarget;
+struct MatrixInstr;
 
 namespace threads {
 
@@ -100,6 +109,18 @@ mlir::Value extractElement(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value extractSlice(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Value vec, int64_t i, int64_t n);
 
+/// Register indices of each instruction tile of a matrix operand held as
+/// `l`: tiles keyed by (row tile, column tile) of `tileRows` x `tileCols`
+/// (an instruction tile times the warps along each dimension), registers
+/// in fragment order (`fragRegs` per tile; -1 where `l` has none).
+std::map<std::pair<int32_t, int32_t>, llvm::SmallVector<int64_t>>
+instructionTiles(const LinearLayout &l, int32_t fragRegs, int32_t tileRows,
+                 int32_t tileCols);
+
+/// The registers `regs` of the per-thread vector `vec`, as a vector.
+mlir::Value gatherRegisters(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value vec, llvm::ArrayRef<int64_t> regs);
+
 /// A tile in shared memory, its elements placed as `getSharedLayout` says,
 /// from byte `base` (i32; null for 0) of `buffer` on.
 struct SharedTile {
@@ -112,6 +133,12 @@ struct SharedTile {
 SharedTile getSharedTile(mlir::Value buffer, mlir::Value base,
                          llvm::ArrayRef<int64_t> shape, mlir::Type elem,
                          llvm::ArrayRef<unsigned> order = {});
+
+/// Where the tile a `kiln_gpu.read_tile` reads sits (its slot, its view
+/// composed in: `where` takes the result's coordinates); `elem` is the
+/// per-thread element type.
+SharedTile readTileSource(mlir::OpBuilder &b, mlir::Location loc,
+                          ReadTileOp op, mlir::Type elem);
 
 /// Shared-memory accesses per thread (vector stores of `srcL`'s registers,
 /// copies skipped, plus vector or matrix loads of `dstL`'s) to move a tile
@@ -210,6 +237,52 @@ mlir::Value loadRegisters(mlir::ConversionPatternRewriter &b, mlir::Location loc
                           mlir::Value maskTile, mlir::Value ptr,
                           mlir::Value mask, mlir::Value other,
                           mlir::VectorType type);
+
+/// How a warpgroup matrix instruction finds an operand in shared memory:
+/// the PTX ISA's canonical layouts (ThreadWarpgroup.cpp has the formulas).
+/// `mnMajor`: elements along M (A) or N (B) contiguous, else along K;
+/// `swizzleBytes`: 128, 64, 32 or 0; the leading and stride byte offsets.
+struct MatrixDescriptor {
+  bool mnMajor = false;
+  int32_t swizzleBytes = 0;
+  int64_t lbo = 16, sbo = 16;
+  /// The 64-bit descriptor with a zero start address.
+  uint64_t encode() const;
+};
+
+/// The shared address (from a 1024-byte aligned origin) the matrix unit
+/// reads for element (x, k) of an operand described by `d` whose
+/// descriptor starts at `start`: x along M (A) or N (B).
+int64_t canonicalMatrixAddress(const MatrixDescriptor &d, int64_t start,
+                               int64_t elemBytes, int64_t x, int64_t k);
+
+/// The descriptor under which every instruction tile of an operand placed
+/// as `where` says (operand coordinates -> element offset from a
+/// 1024-byte aligned start) reads exactly that placement: the tiles
+/// start at `corners` ((x, k) pairs) and span `extentX` x 32 bytes of K.
+/// nullopt when no canonical layout matches.
+std::optional<MatrixDescriptor>
+planMatrixDescriptor(const LinearLayout &where, int64_t elemBytes, bool isA,
+                     int32_t extentX,
+                     llvm::ArrayRef<std::pair<int32_t, int32_t>> corners);
+
+/// kiln.dot with a warpgroup instruction (ThreadWarpgroup.cpp); `a`, `b`
+/// and `acc` are the per-thread operands.
+mlir::LogicalResult lowerWarpgroupDot(kiln::DotOp op, mlir::Value a,
+                                      mlir::Value b, mlir::Value acc,
+                                      mlir::ConversionPatternRewriter &rw,
+                                      const Context &c,
+                                      const MatrixInstr &instr, MmaAttr mma);
+
+/// Before the conversion: marks the warpgroup products that may stay in
+/// flight across their loop's iterations — the product only carries the
+/// loop's accumulator (its result is yielded, the iter arg feeds only it)
+/// and reads both operands from pipeline slots.
+void markInFlightProducts(mlir::Operation *root);
+/// After the conversion: a K loop whose warpgroup products stay in flight
+/// across iterations (`warpgroup_wait pending 1`, ThreadWarpgroup.cpp)
+/// gets a `warpgroup_wait pending 0` on its accumulator right after it.
+void finishInFlightProducts(mlir::Operation *root);
 
 /// The patterns, by family.
 void populateDataMovementPatterns(const mlir::TypeConverter &tc,

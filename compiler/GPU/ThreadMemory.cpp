@@ -548,6 +548,25 @@ LinearLayout viewToTile(ArrayRef<int64_t> resultShape, ArrayRef<int32_t> order,
   return f.reshapeOuts(outs);
 }
 
+} // namespace
+
+SharedTile kiln::gpu::threads::readTileSource(OpBuilder &b, Location loc,
+                                              ReadTileOp op, Type elem) {
+  RankedTensorType type = op.getType();
+  ArrayRef<int64_t> tileShape =
+      op.getTileShape() ? *op.getTileShape() : type.getShape();
+  SharedTile tile =
+      slotTile(b, loc, op.getBuffer(), op.getSlot(), tileShape, elem);
+  if (op.getTileShape() || op.getOrder())
+    tile.where = viewToTile(type.getShape(),
+                            op.getOrder() ? *op.getOrder() : ArrayRef<int32_t>(),
+                            tileShape)
+                     .compose(tile.where);
+  return tile;
+}
+
+namespace {
+
 /// kiln_gpu.async_copy_tile: one `kiln_gpu.async_copy` per run of
 /// registers that is contiguous and aligned in global memory (planAccess)
 /// and in the slot, by the one thread among the copies of each element.
@@ -603,16 +622,7 @@ struct ReadTilePattern : ThreadPattern<ReadTileOp> {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
     VectorType vt = convertedType(type);
-    ArrayRef<int64_t> tileShape =
-        op.getTileShape() ? *op.getTileShape() : type.getShape();
-    SharedTile tile = slotTile(b, loc, adaptor.getBuffer(), adaptor.getSlot(),
-                               tileShape, vt.getElementType());
-    if (op.getTileShape() || op.getOrder())
-      tile.where = viewToTile(type.getShape(),
-                              op.getOrder() ? *op.getOrder()
-                                            : ArrayRef<int32_t>(),
-                              tileShape)
-                       .compose(tile.where);
+    SharedTile tile = readTileSource(b, loc, op, vt.getElementType());
     b.replaceOp(op, loadSharedTile(b, loc, *c.target, tile,
                                    getLinearLayout(type), vt,
                                    type.getEncoding()));

@@ -62,7 +62,8 @@ struct EmuProgram;
 enum class Status { Runnable, AtBarrier, AtWarpOp, Done, Stopped };
 
 /// A warp-collective op in progress: what each lane brings.
-enum class WarpOp { None, Shuffle, LoadMatrix, Mma };
+enum class WarpOp { None, Shuffle, LoadMatrix, Mma, WarpgroupMma,
+                     WarpgroupWait };
 
 struct PendingCopy {
   int32_t Offset;
@@ -90,6 +91,8 @@ struct EmuThread {
   uint64_t Value = 0, Result = 0;
   const char *Instr = nullptr;
   const void *A = nullptr, *B = nullptr, *C = nullptr;
+  uint64_t DescA = 0, DescB = 0; // warpgroup_mma
+  int32_t Flags = 0;
   void *Out = nullptr;
   // Asynchronous copies: committed groups (oldest first) and the open one.
   std::deque<std::vector<PendingCopy>> Groups;
@@ -112,6 +115,10 @@ struct Shadow {
   /// Where the asynchronous copy that will write it started; null when
   /// none is in flight.
   const char *CopyWhere = nullptr;
+  /// Warpgroup matrix instructions that read it and are not waited for
+  /// yet (their warps' batches), and where the last one was issued.
+  int32_t MatrixReaders = 0;
+  const char *MatrixWhere = nullptr;
 };
 
 /// One launch, shared by its workers.
@@ -164,6 +171,10 @@ struct EmuProgram {
     int32_t Arrived = 0, Done = 0;
     WarpOp Op = WarpOp::None;
     const char *Where = nullptr;
+    /// The 16-byte chunks of shared memory read by this warp's warpgroup
+    /// matrix instructions not waited for yet, one batch per wait (the
+    /// last one open): they must not be written until a wait covers them.
+    std::deque<std::vector<int32_t>> MatrixReads;
   };
   std::vector<WarpState> Warps;
   /// Reads of bytes nothing had written, checked at the next barrier.
@@ -442,6 +453,15 @@ struct EmuProgram {
     int32_t Me = Th.Abi.thread;
     for (int32_t B = Offset; B < Offset + Bytes; ++B) {
       Shadow &S = ShadowMem[size_t(B)];
+      if (S.MatrixReaders && IsWrite) {
+        report(Th, ErrorCode::KernelTrapped,
+               "write of shared memory that a warpgroup matrix instruction "
+               "still reads: byte " +
+                   std::to_string(B) + " by " + thread(Me) + at(Where) +
+                   " (the instruction was issued" + at(S.MatrixWhere) +
+                   "; a warpgroup_wait is missing before the write)");
+        stop(Th);
+      }
       if (S.CopyWhere && Kind != Access::CopyLand) {
         report(Th, ErrorCode::KernelTrapped,
                std::string(IsWrite ? "write" : "read") +
@@ -623,6 +643,38 @@ struct EmuProgram {
         report(Th, ErrorCode::KernelTrapped, Message + at(Where));
       break; // `Message` and the operand vectors are gone after this
     }
+    case WarpOp::WarpgroupMma: {
+      // No heap memory lives in this frame while shared memory is read: a
+      // failed read ends the fiber (stop) without unwinding.
+      if (W != 32) {
+        report(Th, ErrorCode::KernelTrapped,
+               "warpgroup matrix instructions need 32 lanes per warp" +
+                   at(Where));
+        break;
+      }
+      const void *A[32], *C[32];
+      void *D[32];
+      for (int32_t Lane = 0; Lane < 32; ++Lane) {
+        A[Lane] = Lanes[Lane].A;
+        C[Lane] = Lanes[Lane].C;
+        D[Lane] = Lanes[Lane].Out;
+      }
+      WarpgroupRead = {this, &Th, Where, &Warps[size_t(Warp)]};
+      if (Warps[size_t(Warp)].MatrixReads.empty())
+        Warps[size_t(Warp)].MatrixReads.emplace_back();
+      if (WarpgroupScratch.empty())
+        WarpgroupScratch.resize(kWarpgroupScratch);
+      bool Known = emulateWarpgroupMatrixInstr(
+          Th.Instr ? Th.Instr : "", Warp % 4, Th.DescA, Th.A ? A : nullptr,
+          Th.DescB, Th.Flags, C, D, &readForWarpgroup, &WarpgroupRead,
+          WarpgroupScratch.data(), WarpgroupMessage);
+      if (!Known)
+        report(Th, ErrorCode::KernelTrapped, WarpgroupMessage + at(Where));
+      break;
+    }
+    case WarpOp::WarpgroupWait:
+      completeMatrixReads(Warps[size_t(Warp)], Th.Count);
+      break;
     case WarpOp::None:
       break;
     }
@@ -631,6 +683,48 @@ struct EmuProgram {
     for (int32_t Lane = 0; Lane < W; ++Lane) {
       Lanes[Lane].State = Status::Runnable;
       Lanes[Lane].Op = WarpOp::None;
+    }
+  }
+
+  /// What a warpgroup instruction's shared reads need: they are checked
+  /// like reads of the thread that completed the warp (a missing barrier
+  /// before them is a race), 16-byte chunks at a time.
+  struct WarpgroupReadContext {
+    EmuProgram *Program;
+    EmuThread *Th;
+    const char *Where;
+    WarpState *Warp;
+  } WarpgroupRead{};
+  std::vector<double> WarpgroupScratch;
+  std::string WarpgroupMessage;
+  static const uint8_t *readForWarpgroup(void *Ctx, int64_t Offset) {
+    auto *R = static_cast<WarpgroupReadContext *>(Ctx);
+    const uint8_t *P =
+        R->Program->access(*R->Th, int32_t(Offset), 16, false, R->Where);
+    // In flight until a wait: the chunk's bytes must not change before.
+    std::vector<int32_t> &Batch = R->Warp->MatrixReads.back();
+    if (Batch.empty() || Batch.back() != int32_t(Offset)) {
+      Batch.push_back(int32_t(Offset));
+      for (int32_t B = int32_t(Offset); B < int32_t(Offset) + 16; ++B) {
+        Shadow &S = R->Program->ShadowMem[size_t(B)];
+        ++S.MatrixReaders;
+        S.MatrixWhere = R->Where;
+      }
+    }
+    return P;
+  }
+
+  /// kiln_gpu.warpgroup_wait: the warp's batches but the last `Pending`
+  /// are complete; the batch issued since the previous wait is closed.
+  void completeMatrixReads(WarpState &WS, int32_t Pending) {
+    if (!WS.MatrixReads.empty() && !WS.MatrixReads.back().empty())
+      WS.MatrixReads.emplace_back(); // the next batch
+    // The open (empty) batch does not count.
+    while (int32_t(WS.MatrixReads.size()) - 1 > std::max(Pending, 0)) {
+      for (int32_t Offset : WS.MatrixReads.front())
+        for (int32_t B = Offset; B < Offset + 16; ++B)
+          --ShadowMem[size_t(B)].MatrixReaders;
+      WS.MatrixReads.pop_front();
     }
   }
 
@@ -725,6 +819,26 @@ void cbMma(KilnEmuThread *T, const char *Instr, const void *A, const void *B,
   Th.Program->warpOp(Th, WarpOp::Mma, Where);
 }
 
+void cbWarpgroupMma(KilnEmuThread *T, const char *Instr, uint64_t DescA,
+                    const void *A, uint64_t DescB, int32_t Flags,
+                    const void *C, void *D, const char *Where) {
+  EmuThread &Th = self(T);
+  Th.Instr = Instr;
+  Th.DescA = DescA;
+  Th.A = A;
+  Th.DescB = DescB;
+  Th.Flags = Flags;
+  Th.C = C;
+  Th.Out = D;
+  Th.Program->warpOp(Th, WarpOp::WarpgroupMma, Where);
+}
+
+void cbWarpgroupWait(KilnEmuThread *T, int32_t Pending, const char *Where) {
+  EmuThread &Th = self(T);
+  Th.Count = Pending;
+  Th.Program->warpOp(Th, WarpOp::WarpgroupWait, Where);
+}
+
 void cbAsyncCopy(KilnEmuThread *T, int32_t Offset, const void *Src,
                  int32_t Bytes, int32_t Valid, const char *Where) {
   EmuThread &Th = self(T);
@@ -763,7 +877,8 @@ int32_t cbCheck(KilnEmuThread *T, const void *Address, int64_t Bytes,
 const KilnEmuOps kOps = {&cbBarrier,    &cbShuffle,     &cbShared,
                          &cbLoadMatrix, &cbMma,         &cbAsyncCopy,
                          &cbAsyncCommit, &cbAsyncWait,  &cbPrintf,
-                         &cbTrap,       &cbCheck};
+                         &cbTrap,       &cbCheck,       &cbWarpgroupMma,
+                         &cbWarpgroupWait};
 
 //===----------------------------------------------------------------------===//
 // The device

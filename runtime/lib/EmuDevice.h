@@ -4,6 +4,7 @@
 
 #include "Internal.h"
 
+#include <cstdint>
 #include <string>
 
 namespace kiln::rt::detail {
@@ -23,6 +24,26 @@ bool emulateMatrixInstr(const std::string &Instr, int Lanes,
                         const void *const *A, const void *const *B,
                         const void *const *C, void *const *D,
                         std::string &Message);
+
+/// One warpgroup matrix instruction `Instr` ("nv.wgmma.m64n128k16.f16"),
+/// the share of warp `WarpInGroup` (0-3: rows 16 w .. 16 w + 15) over 32
+/// lanes: B read from shared memory through the PTX matrix descriptor
+/// `DescB` (start field: shared offset / 16), A through `DescA` or, when
+/// `A` is not null, from lane l's registers A[l]; `Flags` bit 0: A is
+/// M-major, bit 1: B is N-major. `Read(Ctx, offset)` gives the 16 bytes
+/// of shared memory at `offset` (a multiple of 16). `Scratch` holds at
+/// least kWarpgroupScratch doubles. Allocates nothing (a failed read may
+/// end the calling fiber). False, with `Message`, for an unknown
+/// instruction. (EmuMatrix.cpp, from the PTX ISA's wgmma layouts.)
+constexpr int kWarpgroupScratch = 16 * 16 + 16 * 256;
+bool emulateWarpgroupMatrixInstr(const std::string &Instr, int WarpInGroup,
+                                 uint64_t DescA, const void *const *A,
+                                 uint64_t DescB, int Flags,
+                                 const void *const *C, void *const *D,
+                                 const uint8_t *(*Read)(void *Ctx,
+                                                        int64_t Offset),
+                                 void *Ctx, double *Scratch,
+                                 std::string &Message);
 
 } // namespace kiln::rt::detail
 

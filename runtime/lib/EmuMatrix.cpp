@@ -50,6 +50,7 @@
 #include "EmuDevice.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -380,4 +381,118 @@ bool kiln::rt::detail::emulateMatrixInstr(const std::string &Instr, int Lanes,
     }
   Message = "matrix instruction '" + Instr + "' is not emulated";
   return false;
+}
+
+//===----------------------------------------------------------------------===//
+// Warpgroup instructions (wgmma)
+//===----------------------------------------------------------------------===//
+//
+// PTX ISA, wgmma: "Register fragments" and "Shared memory matrix layout".
+// In warp w of the group, lane l has g = l >> 2, t = l % 4. D (N/2 f32):
+// element i at row 16 w + g + 8 [(i >> 1) & 1], column 8 (i >> 2) + 2t +
+// (i & 1). A from registers: mma.m16n8k16's A fragment, rows + 16 w.
+//
+// A shared operand's element (x, k) — x the row of A or the column of B —
+// is at a byte address built from the descriptor: start (bits 0-13), LBO
+// (16-29), SBO (32-45), each x 16 bytes, and the swizzle mode (62-63: 1 =
+// 128 bytes, 2 = 64, 3 = 32, 0 = none, S below). Operands are made of
+// 8 x 16-byte core matrices; K-major operands keep 16 bytes of K together,
+// MN-major ones 16 bytes of x:
+//
+//   K-major,  no swizzle:  8 rows x along SBO, 8-element K blocks along LBO
+//   K-major,  S bytes:     rows of S bytes, 8-row atoms along SBO
+//   MN-major, no swizzle:  8-element x blocks along SBO, 8 K rows along LBO
+//   MN-major, S bytes:     K rows of S bytes of x, 8-row atoms along SBO,
+//                          S-byte x blocks along LBO
+//
+// and a swizzled address has its 16-byte chunk index (bits 4..) XOR-ed
+// with its row within the atom (bits 7..), over log2(S / 16) bits.
+
+namespace {
+
+int64_t wgmmaAddress(uint64_t Desc, bool MNMajor, int64_t X, int64_t K,
+                     int64_t ElemBytes) {
+  int64_t Start = int64_t(Desc & 0x3fff) << 4;
+  int64_t Lbo = int64_t((Desc >> 16) & 0x3fff) << 4;
+  int64_t Sbo = int64_t((Desc >> 32) & 0x3fff) << 4;
+  static const int64_t Widths[4] = {0, 128, 64, 32};
+  int64_t S = Widths[Desc >> 62];
+  int64_t Per16 = 16 / ElemBytes; // elements in 16 bytes
+  int64_t Addr;
+  if (!MNMajor) {
+    if (S == 0)
+      Addr = Start + (X / 8) * Sbo + (K / Per16) * Lbo + (X % 8) * 16 +
+             (K % Per16) * ElemBytes;
+    else
+      Addr = Start + (X / 8) * Sbo + (X % 8) * S + K * ElemBytes;
+  } else {
+    int64_t PerRow = S ? S / ElemBytes : Per16;
+    if (S == 0)
+      Addr = Start + (X / Per16) * Sbo + (K / 8) * Lbo + (K % 8) * 16 +
+             (X % Per16) * ElemBytes;
+    else
+      Addr = Start + (X / PerRow) * Lbo + (K / 8) * Sbo + (K % 8) * S +
+             (X % PerRow) * ElemBytes;
+  }
+  if (S) {
+    int64_t RowBits = S / 16 - 1; // 7, 3 or 1
+    Addr ^= ((Addr >> 7) & RowBits) << 4;
+  }
+  return Addr;
+}
+
+} // namespace
+
+bool kiln::rt::detail::emulateWarpgroupMatrixInstr(
+    const std::string &Instr, int WarpInGroup, uint64_t DescA,
+    const void *const *A, uint64_t DescB, int Flags, const void *const *C,
+    void *const *D, const uint8_t *(*Read)(void *Ctx, int64_t Offset),
+    void *Ctx, double *Scratch, std::string &Message) {
+  // "nv.wgmma.m64n<N>k16.<f16|bf16>"
+  int N = 0;
+  char Type[8] = {0};
+  if (std::sscanf(Instr.c_str(), "nv.wgmma.m64n%dk16.%7s", &N, Type) != 2 ||
+      N < 8 || N > 256 || N % 8 ||
+      (std::strcmp(Type, "f16") && std::strcmp(Type, "bf16"))) {
+    Message = "matrix instruction '" + Instr + "' is not emulated";
+    return false;
+  }
+  Elem E = std::strcmp(Type, "f16") ? Elem::BF16 : Elem::F16;
+  const int Rows = 16, K = 16, Lanes = 32;
+  auto sharedElement = [&](uint64_t Desc, bool MNMajor, int X, int Kk) {
+    int64_t Addr = wgmmaAddress(Desc, MNMajor, X, Kk, 2);
+    return element(Read(Ctx, Addr & ~int64_t(15)) + (Addr & 15), 0, E);
+  };
+  double *MA = Scratch, *MB = Scratch + Rows * K;
+  if (A) {
+    InstrInfo In{"", Family::NvMma, {16, 8, 16}, E, false, 32};
+    for (int L = 0; L < Lanes; ++L)
+      for (int I = 0; I < 8; ++I) {
+        int R, Cl;
+        aCoord(In, L, I, R, Cl);
+        MA[size_t(R * K + Cl)] = element(A[L], I, E);
+      }
+  } else {
+    for (int R = 0; R < Rows; ++R)
+      for (int Kk = 0; Kk < K; ++Kk)
+        MA[size_t(R * K + Kk)] =
+            sharedElement(DescA, Flags & 1, 16 * WarpInGroup + R, Kk);
+  }
+  for (int Kk = 0; Kk < K; ++Kk)
+    for (int Cl = 0; Cl < N; ++Cl)
+      MB[size_t(Kk * N + Cl)] = sharedElement(DescB, Flags & 2, Cl, Kk);
+  for (int L = 0; L < Lanes; ++L) {
+    int G = L >> 2, T = L & 3;
+    for (int I = 0; I < N / 2; ++I) {
+      int R = G + 8 * ((I >> 1) & 1), Cl = 8 * (I >> 2) + 2 * T + (I & 1);
+      float Acc;
+      std::memcpy(&Acc, static_cast<const uint8_t *>(C[L]) + 4 * I, 4);
+      double Sum = Acc;
+      for (int Kk = 0; Kk < K; ++Kk)
+        Sum += MA[size_t(R * K + Kk)] * MB[size_t(Kk * N + Cl)];
+      float F = float(Sum);
+      std::memcpy(static_cast<uint8_t *>(D[L]) + 4 * I, &F, 4);
+    }
+  }
+  return true;
 }

@@ -130,3 +130,63 @@ func.func @read_view_order(%buf: !kiln_gpu.shared, %slot: i32) {
   %t = kiln_gpu.read_tile %buf[%slot] {order = array<i32: 1, 1>} : tensor<16x16xf16, #blocked>
   return
 }
+
+// -----
+
+// A warpgroup instruction by a warp-level name.
+module attributes {kiln_gpu.target = "sm_90a"} {
+  func.func @f(%o: i32, %c: vector<4xf32>) {
+    %buf = kiln_gpu.shared_alloc size 4096 alignment 1024 offset 0 : !kiln_gpu.shared
+    // expected-error @below {{unknown warpgroup matrix instruction 'nv.mma.m16n8k16.f16'}}
+    %d = kiln_gpu.warpgroup_mma "nv.mma.m16n8k16.f16" shared %buf[%o], %buf[%o], %c {a_desc = 0 : i64, b_desc = 0 : i64} : vector<4xf32>
+    return
+  }
+}
+
+// -----
+
+// A both from shared memory and from registers.
+module attributes {kiln_gpu.target = "sm_90a"} {
+  func.func @f(%o: i32, %a: vector<8xf16>, %c: vector<32xf32>) {
+    %buf = kiln_gpu.shared_alloc size 4096 alignment 1024 offset 0 : !kiln_gpu.shared
+    // expected-error @below {{takes A either from shared memory (buffer, offset and a_desc) or from registers}}
+    %d = kiln_gpu.warpgroup_mma "nv.wgmma.m64n64k16.f16" shared %buf[%o] registers %a : vector<8xf16>, %buf[%o], %c {a_desc = 0 : i64, b_desc = 0 : i64} : vector<32xf32>
+    return
+  }
+}
+
+// -----
+
+// A from shared memory without its descriptor.
+module attributes {kiln_gpu.target = "sm_90a"} {
+  func.func @f(%o: i32, %c: vector<32xf32>) {
+    %buf = kiln_gpu.shared_alloc size 4096 alignment 1024 offset 0 : !kiln_gpu.shared
+    // expected-error @below {{takes A either from shared memory (buffer, offset and a_desc) or from registers}}
+    %d = kiln_gpu.warpgroup_mma "nv.wgmma.m64n64k16.f16" shared %buf[%o], %buf[%o], %c {b_desc = 0 : i64} : vector<32xf32>
+    return
+  }
+}
+
+// -----
+
+// m64n64 accumulates 32 f32 per thread.
+module attributes {kiln_gpu.target = "sm_90a"} {
+  func.func @f(%o: i32, %a: vector<8xf16>, %c: vector<64xf32>) {
+    %buf = kiln_gpu.shared_alloc size 4096 alignment 1024 offset 0 : !kiln_gpu.shared
+    // expected-error @below {{C must be a vector of 32 elements for nv.wgmma.m64n64k16.f16}}
+    %d = kiln_gpu.warpgroup_mma "nv.wgmma.m64n64k16.f16" registers %a : vector<8xf16>, %buf[%o], %c {b_desc = 0 : i64} : vector<64xf32>
+    return
+  }
+}
+
+// -----
+
+// Register A has no transposition.
+module attributes {kiln_gpu.target = "sm_90a"} {
+  func.func @f(%o: i32, %a: vector<8xf16>, %c: vector<32xf32>) {
+    %buf = kiln_gpu.shared_alloc size 4096 alignment 1024 offset 0 : !kiln_gpu.shared
+    // expected-error @below {{A from registers has no a_transpose}}
+    %d = kiln_gpu.warpgroup_mma "nv.wgmma.m64n64k16.f16" registers %a : vector<8xf16>, %buf[%o], %c {b_desc = 0 : i64, a_transpose} : vector<32xf32>
+    return
+  }
+}

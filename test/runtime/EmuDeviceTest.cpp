@@ -141,6 +141,19 @@ TEST_F(EmuDevice, ReportsReadsBeforeCopiesLand) {
             "missing) (in program (0, 0, 0))");
 }
 
+// A warpgroup matrix instruction reads shared memory asynchronously: a
+// write of what it reads before the warpgroup_wait that covers it is
+// reported; after it, the same write is fine (and the product is right).
+TEST_F(EmuDevice, ReportsWritesUnderWarpgroupReads) {
+  EXPECT_EQ(run("wgmma_write", {{"after", "i32"}}, {Arg::i32(1)}), "");
+  EXPECT_EQ(run("wgmma_write", {{"after", "i32"}}, {Arg::i32(0)}),
+            "emu:sm_80: write of shared memory that a warpgroup matrix "
+            "instruction still reads: byte 0 by thread 0 (warp 0, lane 0) at "
+            "wgmma.tile:5:1 (the instruction was issued at wgmma.tile:3:1; a "
+            "warpgroup_wait is missing before the write) (in program (0, 0, "
+            "0))");
+}
+
 TEST_F(EmuDevice, TrapsWithTheMessage) {
   Dev->setPrintHandler([](const std::string &) {});
   std::string Message = run("trapper", {}, {});

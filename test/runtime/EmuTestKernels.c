@@ -107,3 +107,31 @@ EXPORT void trapper(void **args, KilnEmuThread *t) {
   t->ops->printf(t, "trap.tile:3:5: assertion failed: thread %d\n", packed);
   t->ops->trap(t, "trap.tile:3:5");
 }
+
+/* wgmma_write: both warps store B (16 x 8 f16, K-major, no swizzle: 256
+ * bytes), then issue a warpgroup matrix instruction reading it (A from
+ * registers); thread 0 then writes word 0 of B — before the wait when
+ * args[0] (an i32) is 0, after it (and a barrier) otherwise. */
+EXPORT void wgmma_write(void **args, KilnEmuThread *t) {
+  int32_t after = *(const int32_t *)args[0];
+  *shared32(t, 4 * t->thread, 1, "wgmma.tile:1:1") = 0x3c003c00u; /* 1, 1 */
+  t->ops->barrier(t, "wgmma.tile:2:1");
+  uint16_t a[8];
+  float c[4] = {0, 0, 0, 0}, d[4];
+  for (int i = 0; i < 8; ++i)
+    a[i] = 0x3c00; /* 1.0 */
+  /* LBO 128 (the second 8 of K), SBO 256; start 0. */
+  uint64_t desc = ((uint64_t)(256 >> 4) << 32) | ((uint64_t)(128 >> 4) << 16);
+  t->ops->warpgroup_mma(t, "nv.wgmma.m64n8k16.f16", 0, a, desc, 0, c, d,
+                        "wgmma.tile:3:1");
+  if (after) {
+    t->ops->warpgroup_wait(t, 0, "wgmma.tile:4:1");
+    t->ops->barrier(t, "wgmma.tile:4:9");
+  }
+  if (t->thread == 0)
+    *shared32(t, 0, 1, "wgmma.tile:5:1") = 0;
+  if (!after)
+    t->ops->warpgroup_wait(t, 0, "wgmma.tile:6:1");
+  if (d[0] != 16.0f) /* sixteen products of ones */
+    t->ops->trap(t, "wgmma.tile:7:1");
+}

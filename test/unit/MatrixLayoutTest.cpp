@@ -17,6 +17,7 @@
 #include "codegen/nvptx/NVPTXTargets.h"
 #include "compiler/GPU/IR/KilnGPUDialect.h"
 #include "compiler/GPU/TargetDesc.h"
+#include "compiler/GPU/ThreadLowering.h"
 
 #include "mlir/IR/MLIRContext.h"
 
@@ -37,7 +38,8 @@ struct Named {
   std::string arch;
 };
 
-/// Every matrix instruction of every arch, once per name.
+/// Every warp-level matrix instruction of every arch, once per name
+/// (warpgroup instructions read shared memory: WarpgroupMatrixTest.cpp).
 std::vector<Named> allInstrs() {
   kiln::nvptx::registerNVPTXTargets();
   kiln::amdgpu::registerAMDGPUTargets();
@@ -46,7 +48,7 @@ std::vector<Named> allInstrs() {
   for (const std::string &arch : getGPUTargetNames()) {
     const GPUTarget *t = lookupGPUTarget(arch);
     for (const MatrixInstr &i : t->matrixInstrs)
-      if (seen.insert(i.name).second)
+      if (i.groupWarps == 1 && seen.insert(i.name).second)
         out.push_back({&i, t->warpSize, arch});
   }
   return out;
@@ -277,3 +279,187 @@ TEST(MatrixLayouts, EmulatorNoticesSwappedLanes) {
 }
 
 } // namespace
+
+// Warpgroup instructions (sm_90a's wgmma) read their shared operands
+// through matrix descriptors. For the placements the stage makes —
+// row-major and column-major tiles (getSharedLayout) of 16 to 128
+// elements per row, hence the 32-, 64- and 128-byte swizzles and the
+// 128-byte atoms of wider rows — the descriptor the compiler plans
+// (planMatrixDescriptor) goes to the emulator's own decoding of the PTX
+// layouts (emulateWarpgroupMatrixInstr) at every instruction tile of the
+// operand, for each warp of the group, A from shared memory or from
+// registers (the compiler's A fragment), C and D in the compiler's
+// accumulator fragment: D must be A B + C exactly.
+namespace {
+
+struct WgCase {
+  int32_t aRows, aCols; ///< A's tile, [M, K]
+  bool aKMajor;         ///< row-major A (K contiguous), else M contiguous
+  int32_t bRows, bCols; ///< B's tile, [K, N]
+  bool bNMajor;         ///< row-major B (N contiguous), else K contiguous
+};
+
+const uint8_t *readShared(void *ctx, int64_t offset) {
+  return static_cast<std::vector<uint8_t> *>(ctx)->data() + offset;
+}
+
+void checkWarpgroup(const MatrixInstr &mi, const WgCase &wc, bool aInRegs,
+                    std::mt19937 &rng) {
+  using namespace kiln::gpu::threads;
+  Kind kind = kindOf(mi);
+  const int64_t eb = 2;
+  std::uniform_int_distribution<int> small(-4, 4);
+  auto where = [](int32_t rows, int32_t cols, bool rowMajor) {
+    std::vector<unsigned> order;
+    if (!rowMajor)
+      order = {0, 1};
+    return *getSharedLayout({rows, cols}, eb, order).invert();
+  };
+  LinearLayout wa = where(wc.aRows, wc.aCols, wc.aKMajor),
+               wb = where(wc.bRows, wc.bCols, wc.bNMajor);
+  auto corners = [](int32_t extentX, int32_t stepX, int32_t extentK) {
+    std::vector<std::pair<int32_t, int32_t>> out;
+    for (int32_t x = 0; x < extentX; x += stepX)
+      for (int32_t k = 0; k < extentK; k += 16)
+        out.push_back({x, k});
+    return out;
+  };
+  auto ca = corners(wc.aRows, 64, wc.aCols);
+  auto cb = corners(wc.bCols, mi.n, wc.bRows);
+  std::optional<MatrixDescriptor> da =
+      planMatrixDescriptor(wa, eb, true, 64, ca);
+  std::optional<MatrixDescriptor> db =
+      planMatrixDescriptor(wb, eb, false, mi.n, cb);
+  ASSERT_TRUE(da.has_value()) << "no descriptor for A";
+  ASSERT_TRUE(db.has_value()) << "no descriptor for B";
+  EXPECT_EQ(da->mnMajor, !wc.aKMajor);
+  EXPECT_EQ(db->mnMajor, wc.bNMajor);
+  // Shared memory: A at 0, B after it (both 1024-byte aligned).
+  int64_t aBytes = int64_t(wc.aRows) * wc.aCols * eb;
+  int64_t bBase = (aBytes + 1023) / 1024 * 1024;
+  std::vector<uint8_t> shared(size_t(bBase + int64_t(wc.bRows) * wc.bCols * eb),
+                              0xEE);
+  std::vector<int> a(size_t(wc.aRows * wc.aCols)), b(size_t(wc.bRows * wc.bCols));
+  for (int32_t i = 0; i < wc.aRows; ++i)
+    for (int32_t k = 0; k < wc.aCols; ++k) {
+      int v = a[size_t(i * wc.aCols + k)] = small(rng);
+      encode(kind, v, &shared[size_t(eb * wa.apply({{"dim0", i}, {"dim1", k}})[0])]);
+    }
+  for (int32_t k = 0; k < wc.bRows; ++k)
+    for (int32_t j = 0; j < wc.bCols; ++j) {
+      int v = b[size_t(k * wc.bCols + j)] = small(rng);
+      encode(kind, v,
+             &shared[size_t(bBase + eb * wb.apply({{"dim0", k}, {"dim1", j}})[0])]);
+    }
+  int32_t cRegs = mi.getCRegisters(), aRegs = mi.getARegisters();
+  std::vector<double> scratch(static_cast<size_t>(kiln::rt::detail::kWarpgroupScratch));
+  // Every A tile against every B tile at one K step (the last), so that
+  // every corner of both operands is read.
+  for (auto [ax, ak] : ca)
+    for (auto [bx, bk] : cb) {
+      if (ak != bk)
+        continue;
+      uint64_t descA =
+          da->encode() | uint64_t(eb * wa.apply({{"dim0", ax}, {"dim1", ak}})[0] >> 4);
+      uint64_t descB = db->encode() |
+                       uint64_t((bBase + eb * wb.apply({{"dim0", bk}, {"dim1", bx}})[0]) >> 4);
+      for (int w = 0; w < 4; ++w) {
+        Lanes la(32, std::vector<uint8_t>(size_t(aRegs) * eb)),
+            lc(32, std::vector<uint8_t>(size_t(cRegs) * 4)),
+            ld(32, std::vector<uint8_t>(size_t(cRegs) * 4, 0xAB));
+        std::vector<const void *> pa, pc;
+        std::vector<void *> pd;
+        for (int32_t l = 0; l < 32; ++l) {
+          for (int32_t r = 0; r < aRegs; ++r) {
+            auto [i, kk] = at(mi.aLayout, r, l);
+            encode(kind, a[size_t((ax + 16 * w + i) * wc.aCols + ak + kk)],
+                   &la[size_t(l)][size_t(r) * eb]);
+          }
+          for (int32_t r = 0; r < cRegs; ++r) {
+            auto [i, j] = at(mi.cLayout, r, l);
+            float v = float((i * 7 + j * 3 + w) % 9 - 4);
+            std::memcpy(&lc[size_t(l)][size_t(r) * 4], &v, 4);
+          }
+          pa.push_back(la[size_t(l)].data());
+          pc.push_back(lc[size_t(l)].data());
+          pd.push_back(ld[size_t(l)].data());
+        }
+        int flags = (da->mnMajor ? 1 : 0) | (db->mnMajor ? 2 : 0);
+        std::string message;
+        ASSERT_TRUE(kiln::rt::detail::emulateWarpgroupMatrixInstr(
+            mi.name, w, aInRegs ? 0 : descA, aInRegs ? pa.data() : nullptr,
+            descB, aInRegs ? flags & 2 : flags, pc.data(), pd.data(),
+            &readShared, &shared, scratch.data(), message))
+            << message;
+        int wrong = 0;
+        for (int32_t l = 0; l < 32; ++l)
+          for (int32_t r = 0; r < cRegs; ++r) {
+            auto [i, j] = at(mi.cLayout, r, l);
+            double want = float((i * 7 + j * 3 + w) % 9 - 4);
+            for (int32_t kk = 0; kk < 16; ++kk)
+              want += double(a[size_t((ax + 16 * w + i) * wc.aCols + ak + kk)]) *
+                      b[size_t((bk + kk) * wc.bCols + bx + j)];
+            float got;
+            std::memcpy(&got, &ld[size_t(l)][size_t(r) * 4], 4);
+            if (double(got) != want && wrong++ < 3)
+              ADD_FAILURE() << "A tile (" << ax << ", " << ak << "), B tile ("
+                            << bk << ", " << bx << "), warp " << w << ": D["
+                            << i << ", " << j << "] = " << got << ", want "
+                            << want;
+          }
+        ASSERT_EQ(wrong, 0);
+      }
+    }
+}
+
+} // namespace
+
+TEST(MatrixLayouts, WarpgroupDescriptorsAgree) {
+  kiln::nvptx::registerNVPTXTargets();
+  const GPUTarget *t = lookupGPUTarget("sm_90a");
+  ASSERT_NE(t, nullptr);
+  std::mt19937 rng(5);
+  int instrs = 0;
+  for (const MatrixInstr &mi : t->matrixInstrs) {
+    if (mi.groupWarps != 4)
+      continue;
+    ++instrs;
+    EXPECT_EQ(mi.m, 16);
+    EXPECT_EQ(mi.getCRegisters(), mi.n / 2);
+    for (int32_t bk : {16, 32, 64, 128})
+      for (bool aKMajor : {true, false})
+        for (bool bNMajor : {true, false}) {
+          // Wide enough for two instruction tiles along N where the
+          // instruction is narrower than 256 (and two groups along M).
+          int32_t bn = std::min(256, 2 * mi.n);
+          WgCase wc{128, bk, aKMajor, bk, bn, bNMajor};
+          for (bool aInRegs : {false, true}) {
+            SCOPED_TRACE(mi.name + " A " + std::to_string(wc.aRows) + "x" +
+                         std::to_string(bk) + (aKMajor ? " K-major" : " M-major") +
+                         (aInRegs ? " (registers)" : "") + ", B " +
+                         std::to_string(bk) + "x" + std::to_string(bn) +
+                         (bNMajor ? " N-major" : " K-major"));
+            checkWarpgroup(mi, wc, aInRegs, rng);
+          }
+        }
+  }
+  EXPECT_EQ(instrs, 12);
+}
+
+// A placement that is none of the canonical layouts gets no descriptor
+// (the stage then stores the operand into a buffer of its own): a
+// row-major 64x64 f16 tile without a swizzle, whose rows are 128 bytes
+// apart where an unswizzled core matrix wants 16.
+TEST(MatrixLayouts, WarpgroupDescriptorRefusesOtherPlacements) {
+  using namespace kiln::gpu::threads;
+  std::vector<std::pair<int32_t, int32_t>> corners{{0, 0}};
+  LinearLayout swizzled = *getSharedLayout({64, 64}, 2).invert();
+  EXPECT_TRUE(planMatrixDescriptor(swizzled, 2, true, 64, corners).has_value());
+  LinearLayout::InDim rows{"dim0", {}}, cols{"dim1", {}};
+  for (int32_t b = 1; b < 64; b *= 2) {
+    cols.bases.push_back({b});
+    rows.bases.push_back({64 * b});
+  }
+  LinearLayout plain({rows, cols}, {{"offset", 64 * 64}});
+  EXPECT_FALSE(planMatrixDescriptor(plain, 2, true, 64, corners).has_value());
+}

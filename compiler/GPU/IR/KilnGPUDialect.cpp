@@ -124,6 +124,29 @@ LogicalResult MmaOp::verify() {
   return success();
 }
 
+LogicalResult WarpgroupMmaOp::verify() {
+  const MatrixInstr *instr = lookupMatrixInstr(getInstr());
+  if (!instr || instr->groupWarps == 1)
+    return emitOpError("unknown warpgroup matrix instruction '")
+           << getInstr() << "'";
+  bool shared = getABuffer() && getAOffset() && getADesc();
+  if (shared == bool(getA()) || bool(getABuffer()) != bool(getAOffset()))
+    return emitOpError("takes A either from shared memory (buffer, offset "
+                       "and a_desc) or from registers");
+  if (getA() && getATranspose())
+    return emitOpError("A from registers has no a_transpose");
+  auto check = [&](Type type, int32_t regs, StringRef what) -> LogicalResult {
+    auto t = cast<VectorType>(type);
+    if (t.getRank() != 1 || t.getNumElements() != regs)
+      return emitOpError() << what << " must be a vector of " << regs
+                           << " elements for " << getInstr();
+    return success();
+  };
+  if (getA() && failed(check(getA().getType(), instr->getARegisters(), "A")))
+    return failure();
+  return check(getC().getType(), instr->getCRegisters(), "C");
+}
+
 LogicalResult AtomicRMWOp::verify() {
   static const char *const kinds[] = {"add", "max",  "min", "umax", "umin",
                                       "and", "or",   "xor", "xchg"};

@@ -65,7 +65,10 @@ BlockedAttr getCoalescedLayout(mlir::MLIRContext *ctx,
 /// are the second-fastest) are XOR-swizzled with the row's low bits (rows
 /// that share a 128-byte bank line share a phase), so that the threads
 /// reading one column — or eight rows of 16 bytes, as a matrix load does —
-/// hit different banks.
+/// hit different banks; and rows longer than 128 bytes are stored as
+/// 128-byte wide columns of the tile, one after the other (each column all
+/// rows deep). The swizzles are then those of the wgmma matrix
+/// descriptors (128, 64 and 32 bytes), whose canonical layouts these are.
 LinearLayout getSharedLayout(llvm::ArrayRef<int32_t> shape, int64_t elemBytes,
                              llvm::ArrayRef<unsigned> order = {});
 

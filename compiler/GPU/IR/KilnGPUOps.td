@@ -411,6 +411,96 @@ def KilnGPU_MmaOp : KilnGPU_Op<"mma", [Pure,
 // Per-thread form: atomics
 //===----------------------------------------------------------------------===//
 
+def KilnGPU_WarpgroupMmaOp : KilnGPU_Op<"warpgroup_mma",
+    [AttrSizedOperandSegments, AllTypesMatch<["c", "result"]>]> {
+  let summary = "one matrix instruction of a group of warps (wgmma)";
+  let description = [{
+    Every thread of the `groupWarps` consecutive warps (a Hopper warpgroup:
+    4, starting at a warp divisible by 4) executes it together: D = A × B +
+    C for the target's warpgroup instruction `instr` (m64nNk16). B is read
+    from shared memory: the tile at byte `b_offset` of `b_buffer`, placed as
+    the matrix descriptor `b_desc` says. A likewise (`a_buffer`,
+    `a_offset`, `a_desc`), or from registers (`a`, in the instruction's A
+    fragment layout). Warp w of the group passes and gets the registers of
+    its 16 rows, [16 w, 16 w + 16), of C and D.
+
+    A descriptor is the PTX ISA's 64-bit shared-memory matrix descriptor
+    with a zero start address: the leading and stride dimension byte
+    offsets (bits 16-29 and 32-45, in units of 16 bytes) and the swizzle
+    (bits 62-63: 0 none, 1 128 bytes, 2 64 bytes, 3 32 bytes); the
+    consumer adds the operand's shared address (bits 0-13, in units of 16
+    bytes). A swizzled operand's 8-row atom starts on a multiple of 8 x
+    the swizzle width in shared memory. `a_transpose` / `b_transpose`: the
+    operand is stored M-major / N-major (elements along M or N contiguous)
+    instead of K-major.
+
+    The instruction is asynchronous on the hardware: its result may be
+    used only through a `kiln_gpu.warpgroup_wait` (which also keeps C's
+    registers untouched until then); the shared memory it reads must stay
+    unchanged until that wait. Shared memory written by this program's
+    ordinary stores must be fenced (`kiln_gpu.shared_fence`) by the
+    writing threads before the barrier that orders the writes before it.
+
+    ```mlir
+    %d = kiln_gpu.warpgroup_mma "nv.wgmma.m64n64k16.f16"
+        shared %abuf[%aoff], %bbuf[%boff], %c
+        {a_desc = 4611686293305294848 : i64, b_desc = ...} : vector<32xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$instr,
+                       Arg<Optional<KilnGPU_SharedBufferType>, "",
+                           [MemRead]>:$a_buffer,
+                       Optional<I32>:$a_offset,
+                       Optional<AnyVectorOfNonZeroRank>:$a,
+                       Arg<KilnGPU_SharedBufferType, "", [MemRead]>:$b_buffer,
+                       I32:$b_offset, AnyVectorOfNonZeroRank:$c,
+                       OptionalAttr<I64Attr>:$a_desc, I64Attr:$b_desc,
+                       UnitAttr:$a_transpose, UnitAttr:$b_transpose);
+  let results = (outs AnyVectorOfNonZeroRank:$result);
+  let assemblyFormat = [{
+    $instr (`shared` $a_buffer^ `[` $a_offset `]`)?
+    (`registers` $a^ `:` type($a))? `,` $b_buffer `[` $b_offset `]` `,` $c
+    attr-dict `:` type($c)
+  }];
+  let hasVerifier = 1;
+}
+
+def KilnGPU_WarpgroupWaitOp : KilnGPU_Op<"warpgroup_wait",
+    [AllTypesMatch<["values", "results"]>]> {
+  let summary = "wait for this group's warpgroup matrix instructions";
+  let description = [{
+    Every thread of the group executes it together. Returns once at most
+    `pending` of the group's earlier batches of `kiln_gpu.warpgroup_mma`
+    are in flight (a batch: the instructions issued since the previous
+    wait); `values` (results of those instructions) are returned
+    unchanged, complete. Uses of an instruction's result go through a
+    wait.
+
+    ```mlir
+    %r:2 = kiln_gpu.warpgroup_wait %d0, %d1 pending 0
+        : vector<32xf32>, vector<32xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyVectorOfNonZeroRank>:$values,
+                       I32Attr:$pending);
+  let results = (outs Variadic<AnyVectorOfNonZeroRank>:$results);
+  let assemblyFormat = [{
+    $values `pending` $pending attr-dict `:` type($values)
+  }];
+}
+
+def KilnGPU_SharedFenceOp : KilnGPU_Op<"shared_fence"> {
+  let summary = "make this thread's shared writes visible to wgmma";
+  let description = [{
+    This thread's earlier writes to shared memory (stores, and copies that
+    a `kiln_gpu.async_wait` has landed) become visible to the
+    `kiln_gpu.warpgroup_mma` reads that a later barrier orders after them
+    (on NVIDIA: `fence.proxy.async.shared::cta`, the ordinary accesses
+    and the matrix unit's being different proxies).
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
 def KilnGPU_AtomicRMWOp : KilnGPU_Op<"atomic_rmw",
     [AllTypesMatch<["val", "result"]>]> {
   let summary = "atomic read-modify-write of one global element";

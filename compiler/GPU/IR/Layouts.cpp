@@ -356,18 +356,37 @@ LinearLayout kiln::gpu::getSharedLayout(ArrayRef<int32_t> shape,
   SmallVector<LinearLayout::OutDim, 3> outs;
   for (unsigned d = 0; d < rank; ++d)
     outs.push_back({dims::tileDim(d), shape[d]});
-  for (unsigned d : dimsFastFirst)
-    for (int32_t c = 1; c < shape[d]; c *= 2) {
+  auto addBases = [&](unsigned d, int32_t from, int32_t to) {
+    for (int32_t c = from; c < to; c *= 2) {
       LinearLayout::Basis b(rank, 0);
       b[d] = c;
       offset.bases.push_back(std::move(b));
     }
-  if (rank >= 2 && elemBytes <= 16) {
+  };
+  bool swizzled = rank >= 2 && elemBytes <= 16;
+  // Rows of more than 128 bytes are cut into 128-byte columns of the
+  // tile (atoms), stored one after the other: the bits of a row beyond
+  // 128 bytes come after the rows' bits (the layout of Hopper's matrix
+  // descriptors, which read 128-byte rows; the banks see the same).
+  int32_t atomCols = shape[dimsFastFirst[0]];
+  if (swizzled)
+    atomCols = std::min<int32_t>(atomCols, int32_t(std::max<int64_t>(
+                                               1, 128 / elemBytes)));
+  for (auto [i, d] : llvm::enumerate(dimsFastFirst)) {
+    if (i == 0) {
+      addBases(d, 1, atomCols);
+    } else {
+      addBases(d, 1, shape[d]);
+      if (i == 1)
+        addBases(dimsFastFirst[0], atomCols, shape[dimsFastFirst[0]]);
+    }
+  }
+  if (swizzled) {
     // The rows are the second-fastest dimension (slower ones, unit ones
     // from a view's box included, stack whole tiles). Chunks of 16 bytes;
     // a bank line is 128 bytes (32 banks of 4).
     unsigned colDim = dimsFastFirst[0];
-    int32_t rows = shape[dimsFastFirst[1]], cols = shape[colDim];
+    int32_t rows = shape[dimsFastFirst[1]], cols = atomCols;
     int32_t chunkElems = int32_t(16 / elemBytes);
     int32_t chunks = std::max(1, cols / chunkElems);
     int64_t rowBytes = int64_t(cols) * elemBytes;

@@ -27,7 +27,7 @@
 extern "C" {
 #endif
 
-#define KILN_EMU_ABI_VERSION 1
+#define KILN_EMU_ABI_VERSION 2
 
 typedef struct KilnEmuThread KilnEmuThread;
 
@@ -75,6 +75,23 @@ typedef struct KilnEmuOps {
    * skipped). */
   int32_t (*check)(KilnEmuThread *t, const void *address, int64_t bytes,
                    int32_t is_store, const char *where);
+  /* kiln_gpu.warpgroup_mma `instr` (Hopper's wgmma): B read from shared
+   * memory through the PTX matrix descriptor `b_desc`, whose start field
+   * (bits 0-13) holds the operand's shared offset / 16; A likewise through
+   * `a_desc`, or from this lane's registers when `a` is not null. `flags`
+   * bit 0: A is M-major, bit 1: B is N-major. Every lane of the warp calls
+   * it together; warp w computes rows 16 (w % 4) .. + 15 of the group's 64
+   * (C and D: this lane's registers of them). Executed at once: the
+   * instruction is computed at once; the shared memory it read must not
+   * be written until a warpgroup_wait covers it (checked). Appended in
+   * ABI version 2. */
+  void (*warpgroup_mma)(KilnEmuThread *t, const char *instr, uint64_t a_desc,
+                        const void *a, uint64_t b_desc, int32_t flags,
+                        const void *c, void *d, const char *where);
+  /* kiln_gpu.warpgroup_wait: every lane of the warp calls it together;
+   * the warp's batches of warpgroup_mma (those issued between two waits)
+   * but the last `pending` are complete. Appended in ABI version 2. */
+  void (*warpgroup_wait)(KilnEmuThread *t, int32_t pending, const char *where);
 } KilnEmuOps;
 
 struct KilnEmuThread {

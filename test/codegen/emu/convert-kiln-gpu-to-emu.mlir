@@ -81,3 +81,32 @@ module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32, kiln.che
     return
   }
 }
+
+// -----
+
+// A warpgroup instruction calls the 12th callback (index 11) with its
+// descriptors, the operand's shared offset / 16 in their start field, and
+// the flags (bit 1: B N-major); register A is passed in memory with a zero
+// descriptor. The wait calls the 13th (index 12) with its pending count and
+// passes its values through; the fence is nothing.
+// CHECK-LABEL: llvm.func @wg_thread(
+// CHECK: llvm.lshr %{{.*}}, %{{.*}} : i64
+// CHECK: llvm.or %{{.*}}, %{{.*}} : i64
+// CHECK: llvm.getelementptr %{{.*}}[11] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK: llvm.call %{{.*}}(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i64, !llvm.ptr, i64, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+// CHECK: llvm.getelementptr %{{.*}}[11] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK: llvm.call
+// CHECK: llvm.getelementptr %{{.*}}[12] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK: llvm.call %{{.*}}(%{{.*}}, %{{.*}}, %{{.*}}) : !llvm.ptr, (!llvm.ptr, i32, !llvm.ptr) -> ()
+// CHECK-NOT: llvm.call
+// CHECK: llvm.return
+module attributes {kiln_gpu.target = "sm_90a", kiln_gpu.warps = 4 : i32} {
+  func.func @wg(%o: i32, %c: vector<32xf32>, %a: vector<8xf16>) attributes {kiln.kernel} {
+    %buf = kiln_gpu.shared_alloc size 16384 alignment 1024 offset 1024 : !kiln_gpu.shared
+    kiln_gpu.shared_fence
+    %d0 = kiln_gpu.warpgroup_mma "nv.wgmma.m64n64k16.f16" shared %buf[%o], %buf[%o], %c {a_desc = 4611686293305360384 : i64, b_desc = 4611686293338849280 : i64, b_transpose} : vector<32xf32>
+    %d1 = kiln_gpu.warpgroup_mma "nv.wgmma.m64n64k16.f16" registers %a : vector<8xf16>, %buf[%o], %d0 {b_desc = 4611686293305360384 : i64} : vector<32xf32>
+    %r = kiln_gpu.warpgroup_wait %d1 pending 0 : vector<32xf32>
+    return
+  }
+}

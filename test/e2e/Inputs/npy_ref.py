@@ -15,7 +15,9 @@ standard library only (.npy files written and read by hand, no numpy).
 CASE: vector_add, axpy_bf16, softmax, softmax_bf16, matmul, matmul_ptr,
 matmul_bf16, layer_norm, row_sum, row_max, attention, attention_causal,
 gelu, gelu_exact, row_cumsum, row_argmax, transpose, quantize_i8,
-histogram, embedding.
+histogram, embedding. The matmul cases take a suffix: "_a16" (sizes that
+are multiples of 16: the fast path), "_big" (several tiles and K
+iterations, multiples of 16) or "_rag" (as large, not multiples of 16).
 """
 import array
 import ast
@@ -111,17 +113,30 @@ EM_VOCAB, EM_DIM, EM_LDT, EM_LDO = 20, 100, 104, 110     # embedding
 EM_IDS = [3, -1, 19, 0, 3, 7, -1]
 
 
+# "_big": several tiles along M and N and several iterations of the K loop
+# (multiples of 16: the fast path), for the larger tiles of sm_90a's
+# warpgroup instructions (test/e2e/emu/wgmma.test).
+M_BIG, N_BIG, K_BIG, LD_BIG = 144, 160, 160, 168
+# "_rag": as large, sizes not multiples of 16 (the generic images).
+M_RAG, N_RAG, K_RAG = 150, 150, 150
+
+
 def matmul_dims(case):
-    """The case without its "_a16" suffix, and its M, N, K."""
+    """The case without its "_a16"/"_big" suffix, its M, N, K and its
+    leading dimensions (of A, B, C)."""
     if case.endswith("_a16"):
-        return case[:-4], M16, N16, K16
-    return case, M, N, K
+        return case[:-4], M16, N16, K16, LDA, LDB, LDC
+    if case.endswith("_big"):
+        return case[:-4], M_BIG, N_BIG, K_BIG, LD_BIG, LD_BIG, LD_BIG
+    if case.endswith("_rag"):
+        return case[:-4], M_RAG, N_RAG, K_RAG, LD_BIG, LD_BIG, LD_BIG
+    return case, M, N, K, LDA, LDB, LDC
 
 
 def gen(case, d, nonneg=False):
     rng = random.Random(int.from_bytes(os.urandom(8), "little"))
     nan = float("nan")
-    case, M, N, K = matmul_dims(case)
+    case, M, N, K, LDA, LDB, LDC = matmul_dims(case)
     if case == "vector_add":
         write_npy(os.path.join(d, "x.npy"), "<f4", (N_VEC,), rand_f32(rng, N_VEC, -100, 100))
         write_npy(os.path.join(d, "y.npy"), "<f4", (N_VEC,), rand_f32(rng, N_VEC, -100, 100))
@@ -192,7 +207,7 @@ def gen(case, d, nonneg=False):
 
 
 def check(case, d):
-    case, M, N, K = matmul_dims(case)
+    case, M, N, K, LDA, LDB, LDC = matmul_dims(case)
     inp = lambda name: read_npy(os.path.join(d, name + ".npy"))[2]
     out = lambda name: read_npy(os.path.join(d, "out", name + ".npy"))[2]
     results = []  # (what, got, ref, tol, floor)

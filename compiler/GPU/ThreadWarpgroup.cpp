@@ -1,0 +1,380 @@
+//===- ThreadWarpgroup.cpp - Products of warpgroup matrix instructions ----===//
+//
+// kiln.dot with a warpgroup instruction (`groupWarps` > 1: Hopper's
+// wgmma) in the per-thread form: the instruction reads B, and A unless A
+// is in registers, from shared memory through matrix descriptors. An
+// operand read from a pipeline slot (`kiln_gpu.read_tile`) is read by the
+// instruction straight from the slot when the slot's placement is one of
+// the descriptors' canonical layouts; an A held in the instruction's A
+// fragment stays in registers; any other operand (convert-tile-to-gpu-
+// threads leaves loaded operands in the layout they were loaded in) is
+// first stored into a buffer of its own, K-major and swizzled, then fenced
+// for the matrix unit. The instructions of one product are issued back to back
+// and waited for once (`kiln_gpu.warpgroup_wait`).
+//
+// The canonical layouts (PTX ISA, "Shared memory matrix layout" of
+// wgmma), for element (x, k) of an operand, x along M (A) or N (B), in
+// bytes from the descriptor's start address, e the element size, S the
+// swizzle width (128, 64 or 32 bytes; 0 none):
+//
+//   K-major,  S > 0:  (x / 8) SBO + (x % 8) S + k e
+//   K-major,  S = 0:  (x / 8) SBO + (k / (16/e)) LBO + (x % 8) 16 + (k % (16/e)) e
+//   MN-major, S > 0:  (x / (S/e)) LBO + (k / 8) SBO + (k % 8) S + (x % (S/e)) e
+//   MN-major, S = 0:  (x / (16/e)) SBO + (k / 8) LBO + (k % 8) 16 + (x % (16/e)) e
+//
+// then, swizzled, address bits 4.. XOR-ed with bits 7.. (3, 2 or 1 bits for
+// 128, 64, 32) of the whole shared address: a swizzled tile's 8-row atoms
+// start on multiples of 8 S. The stage's shared layouts (getSharedLayout)
+// swizzle 16-byte chunks by row exactly so for rows of 32 to 128 bytes,
+// and cut longer rows into 128-byte atoms, so row-major tiles read along K
+// (A) or along N (B) both have a descriptor.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/GPU/ThreadLowering.h"
+
+#include "compiler/Dialect/KilnDialect.h"
+#include "compiler/GPU/IR/KilnGPUDialect.h"
+#include "compiler/GPU/StageUtils.h"
+#include "compiler/GPU/TargetDesc.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::gpu;
+using namespace kiln::gpu::threads;
+
+int64_t kiln::gpu::threads::canonicalMatrixAddress(const MatrixDescriptor &d,
+                                                   int64_t start,
+                                                   int64_t elemBytes,
+                                                   int64_t x, int64_t k) {
+  int64_t e = elemBytes, s = d.swizzleBytes, a;
+  if (!d.mnMajor)
+    a = s ? (x / 8) * d.sbo + (x % 8) * s + k * e
+          : (x / 8) * d.sbo + (k / (16 / e)) * d.lbo + (x % 8) * 16 +
+                (k % (16 / e)) * e;
+  else
+    a = s ? (x / (s / e)) * d.lbo + (k / 8) * d.sbo + (k % 8) * s +
+                (x % (s / e)) * e
+          : (x / (16 / e)) * d.sbo + (k / 8) * d.lbo + (k % 8) * 16 +
+                (x % (16 / e)) * e;
+  a += start;
+  if (s)
+    a ^= ((a >> 7) & (s / 16 - 1)) << 4;
+  return a;
+}
+
+uint64_t MatrixDescriptor::encode() const {
+  uint64_t mode = swizzleBytes == 128 ? 1
+                  : swizzleBytes == 64 ? 2
+                  : swizzleBytes == 32 ? 3
+                                       : 0;
+  return (mode << 62) | (uint64_t(sbo >> 4) << 32) | (uint64_t(lbo >> 4) << 16);
+}
+
+std::optional<MatrixDescriptor> kiln::gpu::threads::planMatrixDescriptor(
+    const LinearLayout &where, int64_t elemBytes, bool isA, int32_t extentX,
+    ArrayRef<std::pair<int32_t, int32_t>> corners) {
+  const int32_t extentK = int32_t(16 * 2 / elemBytes); // 32 bytes of K
+  std::string d0 = dims::tileDim(0), d1 = dims::tileDim(1);
+  // Bytes from the tile's start of operand element (x, k).
+  auto offset = [&](int32_t x, int32_t k) -> int64_t {
+    int32_t row = isA ? x : k, col = isA ? k : x;
+    return elemBytes * where.apply({{d0, row}, {d1, col}})[0];
+  };
+  auto tileSize = [&](bool alongX) {
+    return where.getInDimSize(alongX == isA ? d0 : d1);
+  };
+  for (bool mnMajor : {false, true})
+    for (int32_t s : {128, 64, 32, 0}) {
+      MatrixDescriptor d{mnMajor, s, 16, 16};
+      int64_t origin = offset(0, 0);
+      auto at = [&](int32_t x, int32_t k) -> int64_t {
+        // Offsets along one axis of a tile too small to have them are
+        // unused by the instruction.
+        if (x >= tileSize(true) || k >= tileSize(false))
+          return 16;
+        return offset(x, k) - origin;
+      };
+      int32_t core = int32_t(16 / elemBytes);
+      if (!mnMajor) {
+        d.sbo = at(8, 0);
+        if (!s)
+          d.lbo = at(0, core);
+      } else if (s) {
+        d.lbo = extentX > s / elemBytes ? at(int32_t(s / elemBytes), 0) : 16;
+        d.sbo = at(0, 8);
+      } else {
+        d.sbo = at(core, 0);
+        d.lbo = at(0, 8);
+      }
+      if (d.lbo <= 0 || d.sbo <= 0 || d.lbo % 16 || d.sbo % 16 ||
+          d.lbo >= (1 << 18) || d.sbo >= (1 << 18))
+        continue;
+      // The tile starts on 1024 bytes (the buffer and its slots are
+      // aligned so): its offsets are the swizzle's address bits.
+      bool ok = true;
+      for (auto [cx, ck] : corners) {
+        int64_t start = offset(cx, ck);
+        ok = start % 16 == 0;
+        for (int32_t x = 0; ok && x < extentX; ++x)
+          for (int32_t k = 0; ok && k < extentK; ++k)
+            ok = canonicalMatrixAddress(d, start, elemBytes, x, k) ==
+                 offset(cx + x, ck + k);
+        if (!ok)
+          break;
+      }
+      if (ok)
+        return d;
+    }
+  return std::nullopt;
+}
+
+namespace {
+
+/// Marks a `warpgroup_wait pending 1` whose batch is the loop's carried
+/// accumulator, still in flight at the end of the iteration.
+constexpr llvm::StringLiteral kInFlightAttr = "kiln_gpu.in_flight";
+
+/// An operand the matrix unit reads from shared memory: the tile, and its
+/// descriptor.
+struct SharedOperand {
+  SharedTile tile;
+  MatrixDescriptor desc;
+  bool fromSlot; ///< a pipeline slot (else a buffer of the product's own)
+};
+
+/// The warp bits of `l` (an operand layout) as a layout of their own, the
+/// bits within one group cleared: the group's corner of the operand.
+LinearLayout groupCorner(const LinearLayout &l, int32_t groupWarps) {
+  std::string d0 = dims::tileDim(0), d1 = dims::tileDim(1);
+  LinearLayout w = l.sublayout({dims::kWarp}, {d0, d1});
+  SmallVector<LinearLayout::Basis, 8> bases;
+  for (int bit = 0; bit < w.getInDimSizeLog2(dims::kWarp); ++bit) {
+    LinearLayout::Basis basis = w.getBasis(dims::kWarp, bit);
+    if ((1 << bit) < groupWarps)
+      basis.assign(basis.size(), 0);
+    bases.push_back(basis);
+  }
+  SmallVector<LinearLayout::OutDim, 3> outs(w.getOutDims().begin(),
+                                            w.getOutDims().end());
+  return LinearLayout({{dims::kWarp.str(), bases}}, outs);
+}
+
+/// Asynchronous copies (cp.async) write through the ordinary accesses'
+/// proxy: each wait for copies into `buffer` is followed by a fence, before
+/// the barrier that publishes the landed bytes to the matrix unit.
+void fenceCopies(ConversionPatternRewriter &b, Value buffer) {
+  OpBuilder::InsertionGuard g(b);
+  for (Operation *user : buffer.getUsers()) {
+    if (!isa<AsyncWaitOp>(user) || isa_and_nonnull<SharedFenceOp>(
+                                       user->getNextNode()))
+      continue;
+    b.setInsertionPointAfter(user);
+    SharedFenceOp::create(b, user->getLoc());
+  }
+}
+
+} // namespace
+
+LogicalResult kiln::gpu::threads::lowerWarpgroupDot(
+    kiln::DotOp op, Value aRegs, Value bRegs, Value acc,
+    ConversionPatternRewriter &b, const Context &c, const MatrixInstr &instr,
+    MmaAttr mma) {
+  Location loc = op.getLoc();
+  auto aType = cast<RankedTensorType>(op.getA().getType());
+  auto bType = cast<RankedTensorType>(op.getB().getType());
+  ArrayRef<int32_t> warps = mma.getWarpsPerBlock();
+  int32_t group = instr.groupWarps;
+  LinearLayout la = getLinearLayout(aType), lb = getLinearLayout(bType),
+               lc = getLinearLayout(op.getType());
+  int32_t rowsC = instr.m * warps[0], colsC = instr.n * warps[1];
+  int64_t kSize = aType.getShape()[1];
+  int32_t kSteps = int32_t(kSize / instr.k);
+  Type elem = cast<VectorType>(bRegs.getType()).getElementType();
+  int64_t elemBytes = getElementBytes(elem);
+
+  // Every instruction tile's corner, as (x, k) of the operand: A's rows
+  // step by a group's rows (64), B's columns by the instruction's N.
+  auto corners = [&](bool isA) {
+    SmallVector<std::pair<int32_t, int32_t>> out;
+    int64_t extent = isA ? aType.getShape()[0] : bType.getShape()[1];
+    int32_t step = isA ? instr.m * group : instr.n;
+    for (int32_t x = 0; x < extent; x += step)
+      for (int32_t k = 0; k < kSize; k += instr.k)
+        out.push_back({x, k});
+    return out;
+  };
+
+  // Where the matrix unit reads an operand: its pipeline slot when that
+  // is canonical, else a buffer of its own the registers are stored into.
+  auto sharedOperand = [&](Value tileValue, Value regs, const LinearLayout &l,
+                           bool isA) -> std::optional<SharedOperand> {
+    int32_t extentX = isA ? instr.m * group : instr.n;
+    if (auto read = tileValue.getDefiningOp<ReadTileOp>()) {
+      SharedTile tile = readTileSource(b, loc, read, elem);
+      auto alloc = read.getBuffer().getDefiningOp<SharedAllocOp>();
+      int64_t tileBytes = elemBytes;
+      for (int64_t d : read.getTileShape() ? *read.getTileShape()
+                                           : read.getType().getShape())
+        tileBytes *= d;
+      if (alloc && tileBytes % 1024 == 0)
+        if (std::optional<MatrixDescriptor> d = planMatrixDescriptor(
+                tile.where, elemBytes, isA, extentX, corners(isA))) {
+          // Swizzled atoms start on 1024 bytes at most.
+          if (alloc.getAlignment() < 1024)
+            alloc.setAlignment(1024);
+          fenceCopies(b, read.getBuffer());
+          return SharedOperand{tile, *d, true};
+        }
+    }
+    if (isA && isa<OperandAttr>(aType.getEncoding()))
+      return std::nullopt; // from registers, in the A fragment
+    // K-major: K fastest (A: [M, K] row-major; B: [K, N] column-major).
+    SmallVector<unsigned, 2> order =
+        isA ? SmallVector<unsigned, 2>{1, 0} : SmallVector<unsigned, 2>{0, 1};
+    RankedTensorType type = isA ? aType : bType;
+    SharedTile tile =
+        getSharedTile(Value(), Value(), type.getShape(), elem, order);
+    std::optional<MatrixDescriptor> d =
+        planMatrixDescriptor(tile.where, elemBytes, isA, extentX, corners(isA));
+    if (!d)
+      return std::nullopt;
+    int64_t bytes = elemBytes * type.getNumElements();
+    tile.buffer = allocShared(b, loc, bytes, 1024);
+    storeSharedTile(b, loc, *c.target, tile, regs, l);
+    SharedFenceOp::create(b, loc);
+    return SharedOperand{tile, *d, false};
+  };
+  std::optional<SharedOperand> sa = sharedOperand(op.getA(), aRegs, la, true);
+  std::optional<SharedOperand> sb = sharedOperand(op.getB(), bRegs, lb, false);
+  if (!sb || (!sa && !isa<OperandAttr>(aType.getEncoding())))
+    return op.emitOpError("operand has no matrix-descriptor layout");
+
+  // This thread's group's corner of an operand (bytes, XOR-linear), and
+  // the constant part of each instruction tile's. The groups' corners are
+  // where the instruction's operand layout puts their warps (whatever
+  // layout the registers stored into a buffer of the product's own had).
+  LinearLayout groupsA = OperandAttr::get(b.getContext(), 0, mma)
+                             .toLinearLayout(aType.getShape()),
+               groupsB = OperandAttr::get(b.getContext(), 1, mma)
+                             .toLinearLayout(bType.getShape());
+  auto cornerOffset = [&](const SharedOperand &so, const LinearLayout &l,
+                          int32_t row, int32_t col) -> Value {
+    LinearLayout toOffset = groupCorner(l, group).compose(so.tile.where);
+    Value hw = hardwareCoords(b, loc, toOffset)[0];
+    int64_t constant =
+        so.tile.where.apply({{dims::tileDim(0), row}, {dims::tileDim(1), col}})[0];
+    Value offset = xorConstantSplit(b, loc, hw, hardwareBits(toOffset),
+                                    constant, elemBytes);
+    if (so.tile.base)
+      offset = arith::AddIOp::create(b, loc, offset, so.tile.base);
+    return offset;
+  };
+
+  auto gather = [&](Value vec, ArrayRef<int64_t> regs) {
+    return gatherRegisters(b, loc, vec, regs);
+  };
+  auto cTiles = instructionTiles(lc, instr.getCRegisters(), rowsC, colsC);
+  auto aTiles = instructionTiles(la, instr.getARegisters(), rowsC, instr.k);
+
+  auto accType = cast<VectorType>(acc.getType());
+  SmallVector<Value> accRegs;
+  for (int64_t r = 0; r < accType.getNumElements(); ++r)
+    accRegs.push_back(extractElement(b, loc, acc, r));
+  SmallVector<Value> results;
+  SmallVector<SmallVector<int64_t>> resultRegs;
+  for (auto &[mn, cRegs] : cTiles) {
+    if (llvm::is_contained(cRegs, -1))
+      return op.emitOpError("accumulator layout does not cover whole "
+                            "instruction tiles");
+    Value d = gather(acc, cRegs);
+    for (int32_t k = 0; k < kSteps; ++k) {
+      Value aBuf, aOff, aVec;
+      IntegerAttr aDesc;
+      if (sa) {
+        aBuf = sa->tile.buffer;
+        aOff = cornerOffset(*sa, groupsA, mn.first * rowsC, k * instr.k);
+        aDesc = b.getI64IntegerAttr(int64_t(sa->desc.encode()));
+      } else {
+        auto ai = aTiles.find({mn.first, k});
+        if (ai == aTiles.end() || llvm::is_contained(ai->second, -1))
+          return op.emitOpError("operand layouts do not cover the tile");
+        aVec = gather(aRegs, ai->second);
+      }
+      Value bOff = cornerOffset(*sb, groupsB, k * instr.k, mn.second * colsC);
+      d = WarpgroupMmaOp::create(
+          b, loc, d.getType(), b.getStringAttr(instr.name), aBuf, aOff, aVec,
+          sb->tile.buffer, bOff, d, aDesc,
+          b.getI64IntegerAttr(int64_t(sb->desc.encode())),
+          sa && sa->desc.mnMajor ? b.getUnitAttr() : UnitAttr(),
+          sb->desc.mnMajor ? b.getUnitAttr() : UnitAttr());
+    }
+    results.push_back(d);
+    resultRegs.push_back(cRegs);
+  }
+  // A product that only carries its loop's accumulator, both operands in
+  // pipeline slots, stays in flight until the next iteration's wait (whose
+  // copies start after it, tile-gpu-pipeline): `pending 1`, and a wait for
+  // everything after the loop (finishInFlightProducts).
+  // (markInFlightProducts found the loops before the conversion.)
+  int64_t carriedIndex = -1;
+  if (auto index = op->getAttrOfType<IntegerAttr>(kInFlightAttr))
+    if (sa && sa->fromSlot && sb->fromSlot)
+      carriedIndex = index.getInt();
+  auto wait = WarpgroupWaitOp::create(
+      b, loc, ValueRange(results).getTypes(), results,
+      b.getI32IntegerAttr(carriedIndex >= 0 ? 1 : 0));
+  if (carriedIndex >= 0)
+    wait->setAttr(kInFlightAttr, b.getI64IntegerAttr(carriedIndex));
+  for (auto [v, regs] : llvm::zip(wait.getResults(), resultRegs))
+    for (auto [j, r] : llvm::enumerate(regs))
+      accRegs[r] = extractElement(b, loc, v, j);
+  b.replaceOp(op, vector::FromElementsOp::create(b, loc, accType, accRegs));
+  return success();
+}
+
+void kiln::gpu::threads::markInFlightProducts(Operation *root) {
+  root->walk([](kiln::DotOp dot) {
+    auto mma = dyn_cast_or_null<MmaAttr>(dot.getType().getEncoding());
+    const MatrixInstr *instr = mma ? lookupMatrixInstr(mma.getInstr()) : nullptr;
+    auto loop = dyn_cast<scf::ForOp>(dot->getParentOp());
+    if (!instr || instr->groupWarps == 1 || !loop || !dot->hasOneUse() ||
+        !isa<scf::YieldOp>(*dot->user_begin()) ||
+        !dot.getA().getDefiningOp<ReadTileOp>() ||
+        !dot.getB().getDefiningOp<ReadTileOp>())
+      return;
+    unsigned index = dot->use_begin()->getOperandNumber();
+    BlockArgument carried = loop.getRegionIterArgs()[index];
+    if (dot.getAcc() != carried || !carried.hasOneUse())
+      return;
+    dot->setAttr(kInFlightAttr,
+                 IntegerAttr::get(IntegerType::get(dot.getContext(), 64),
+                                  index));
+  });
+}
+
+void kiln::gpu::threads::finishInFlightProducts(Operation *root) {
+  root->walk([](WarpgroupWaitOp wait) {
+    auto index = wait->getAttrOfType<IntegerAttr>(kInFlightAttr);
+    if (!index)
+      return;
+    wait->removeAttr(kInFlightAttr);
+    // The loop's result `index` is the last batch's accumulator, still in
+    // flight: wait for it right after the loop, before anything reads it.
+    auto loop = cast<scf::ForOp>(wait->getParentOp());
+    Value result = loop.getResult(unsigned(index.getInt()));
+    OpBuilder b(loop->getContext());
+    b.setInsertionPointAfter(loop);
+    auto done = WarpgroupWaitOp::create(b, loop.getLoc(),
+                                        TypeRange{result.getType()},
+                                        ValueRange{result},
+                                        b.getI32IntegerAttr(0));
+    result.replaceAllUsesExcept(done.getResult(0), done);
+  });
+}
