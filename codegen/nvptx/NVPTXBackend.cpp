@@ -23,6 +23,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "llvm/IR/InlineAsm.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -239,8 +241,27 @@ protected:
       return makeError("translation of '" + entry + "' to LLVM IR failed");
     llvmModule->setTargetTriple(tm.getTargetTriple());
     llvmModule->setDataLayout(tm.createDataLayout());
+    markAlignedAsmConvergent(*llvmModule);
     kiln::optimizeLLVMModule(*llvmModule, tm, llvm::OptimizationLevel::O3);
     return llvmModule;
+  }
+
+  /// The wgmma statements (inline PTX: `.sync.aligned`, executed by every
+  /// thread of the warpgroup together) are convergent, as NVVM's own
+  /// intrinsics for such instructions are: no optimization may move or
+  /// duplicate them under a condition the threads do not share. LLVM
+  /// dialect's inline_asm op cannot say so, hence after translation.
+  static void markAlignedAsmConvergent(llvm::Module &m) {
+    for (llvm::Function &f : m)
+      for (llvm::BasicBlock &bb : f)
+        for (llvm::Instruction &inst : bb)
+          if (auto *call = llvm::dyn_cast<llvm::CallInst>(&inst))
+            if (auto *asmCall =
+                    llvm::dyn_cast<llvm::InlineAsm>(call->getCalledOperand()))
+              if (llvm::StringRef(asmCall->getAsmString()).contains("wgmma") ||
+                  llvm::StringRef(asmCall->getAsmString())
+                      .contains("fence.proxy.async"))
+                call->addFnAttr(llvm::Attribute::Convergent);
   }
 
   /// The PTX ISA the lowering asked for (kMinPtxAttr), or 0.

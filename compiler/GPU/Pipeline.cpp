@@ -320,8 +320,11 @@ private:
     AsyncWaitOp::create(b, loc, buffers, b.getI32IntegerAttr(stages - 2));
     // (Test fault, docs/emulator.md: the copies start before the product
     // while the previous batch may still read the slot they overwrite.)
-    if (hasGroupProduct() && !getTestFault("wgmma-copies-early"))
-      b.setInsertionPoint(body->getTerminator());
+    if (hasInFlightProduct()) {
+      loop->setAttr(threads::kCopiesAfterProductsAttr, b.getUnitAttr());
+      if (!getTestFault("wgmma-copies-early"))
+        b.setInsertionPoint(body->getTerminator());
+    }
     auto [iv, runs] = iterationAhead(b, loc, loop.getInductionVar(), d);
     DenseMap<unsigned, Value> identity;
     for (unsigned idx : carried)
@@ -403,13 +406,28 @@ private:
     return true;
   }
 
-  /// Whether the body has a product of a warpgroup matrix instruction.
-  bool hasGroupProduct() {
-    for (auto dot : loop.getBody()->getOps<kiln::DotOp>())
-      if (auto mma = dyn_cast_or_null<MmaAttr>(dot.getType().getEncoding()))
-        if (const MatrixInstr *instr = lookupMatrixInstr(mma.getInstr()))
-          if (instr->groupWarps > 1)
-            return true;
+  /// Whether the body has a product of a warpgroup matrix instruction that
+  /// may stay in flight across iterations: both operands come from loads
+  /// this loop pipelines, and it only carries the loop's accumulator
+  /// (ThreadWarpgroup.cpp, markInFlightProducts, decides the same on the
+  /// slots' reads).
+  bool hasInFlightProduct() {
+    auto pipelined = [&](Value v) {
+      while (Operation *def = v.getDefiningOp()) {
+        if (!isa<ConvertLayoutOp, kiln::ReshapeOp, kiln::TransOp>(def))
+          break;
+        v = def->getOperand(0);
+      }
+      auto load = v.getDefiningOp<kiln::LoadOp>();
+      return load && llvm::is_contained(loads, load);
+    };
+    for (auto dot : loop.getBody()->getOps<kiln::DotOp>()) {
+      auto mma = dyn_cast_or_null<MmaAttr>(dot.getType().getEncoding());
+      const MatrixInstr *instr = mma ? lookupMatrixInstr(mma.getInstr()) : nullptr;
+      if (instr && instr->groupWarps > 1 && pipelined(dot.getA()) &&
+          pipelined(dot.getB()) && threads::carriesOnly(dot))
+        return true;
+    }
     return false;
   }
 

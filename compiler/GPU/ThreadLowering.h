@@ -274,10 +274,20 @@ mlir::LogicalResult lowerWarpgroupDot(kiln::DotOp op, mlir::Value a,
                                       const Context &c,
                                       const MatrixInstr &instr, MmaAttr mma);
 
+/// Marks an `scf.for` whose copies tile-gpu-pipeline starts after the
+/// products (at the end of the iteration): the only loops whose warpgroup
+/// products may stay in flight across iterations.
+inline constexpr llvm::StringLiteral kCopiesAfterProductsAttr =
+    "kiln_gpu.copies_after_products";
+
+/// Whether `dot` only carries its loop's accumulator: its result is
+/// yielded and the iter arg feeds only it.
+bool carriesOnly(kiln::DotOp dot);
+
 /// Before the conversion: marks the warpgroup products that may stay in
-/// flight across their loop's iterations — the product only carries the
-/// loop's accumulator (its result is yielded, the iter arg feeds only it)
-/// and reads both operands from pipeline slots.
+/// flight across their loop's iterations — in a loop marked
+/// kCopiesAfterProductsAttr, the product only carries the accumulator
+/// (carriesOnly) and reads both operands from pipeline slots.
 void markInFlightProducts(mlir::Operation *root);
 /// After the conversion: a K loop whose warpgroup products stay in flight
 /// across iterations (`warpgroup_wait pending 1`, ThreadWarpgroup.cpp)

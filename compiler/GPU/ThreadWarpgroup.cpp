@@ -8,8 +8,8 @@
 // the descriptors' canonical layouts; an A held in the instruction's A
 // fragment stays in registers; any other operand (convert-tile-to-gpu-
 // threads leaves loaded operands in the layout they were loaded in) is
-// first stored into a buffer of its own, K-major and swizzled, then fenced
-// for the matrix unit. The instructions of one product are issued back to back
+// first stored into a buffer of its own, swizzled, K-major or MN-major
+// (whichever its registers store widest), then fenced for the matrix unit. The instructions of one product are issued back to back
 // and waited for once (`kiln_gpu.warpgroup_wait`).
 //
 // The canonical layouts (PTX ISA, "Shared memory matrix layout" of
@@ -235,21 +235,31 @@ LogicalResult kiln::gpu::threads::lowerWarpgroupDot(
     }
     if (isA && isa<OperandAttr>(aType.getEncoding()))
       return std::nullopt; // from registers, in the A fragment
-    // K-major: K fastest (A: [M, K] row-major; B: [K, N] column-major).
-    SmallVector<unsigned, 2> order =
-        isA ? SmallVector<unsigned, 2>{1, 0} : SmallVector<unsigned, 2>{0, 1};
+    // K-major or MN-major, whichever the registers store with the widest
+    // accesses (a row-major load of B has N contiguous in each thread).
     RankedTensorType type = isA ? aType : bType;
-    SharedTile tile =
-        getSharedTile(Value(), Value(), type.getShape(), elem, order);
-    std::optional<MatrixDescriptor> d =
-        planMatrixDescriptor(tile.where, elemBytes, isA, extentX, corners(isA));
+    int32_t maxWidth =
+        int32_t(std::max<int64_t>(1, c.target->maxVectorBytes / elemBytes));
+    std::optional<SharedTile> tile;
+    std::optional<MatrixDescriptor> d;
+    int32_t width = 0;
+    for (SmallVector<unsigned, 2> order :
+         {SmallVector<unsigned, 2>{1, 0}, SmallVector<unsigned, 2>{0, 1}}) {
+      SharedTile t =
+          getSharedTile(Value(), Value(), type.getShape(), elem, order);
+      std::optional<MatrixDescriptor> td = planMatrixDescriptor(
+          t.where, elemBytes, isA, extentX, corners(isA));
+      int32_t w = td ? getSharedRunWidth(t, l, maxWidth) : 0;
+      if (td && w > width)
+        tile = t, d = td, width = w;
+    }
     if (!d)
       return std::nullopt;
     int64_t bytes = elemBytes * type.getNumElements();
-    tile.buffer = allocShared(b, loc, bytes, 1024);
-    storeSharedTile(b, loc, *c.target, tile, regs, l);
+    tile->buffer = allocShared(b, loc, bytes, 1024);
+    storeSharedTile(b, loc, *c.target, *tile, regs, l);
     SharedFenceOp::create(b, loc);
-    return SharedOperand{tile, *d, false};
+    return SharedOperand{*tile, *d, false};
   };
   std::optional<SharedOperand> sa = sharedOperand(op.getA(), aRegs, la, true);
   std::optional<SharedOperand> sb = sharedOperand(op.getB(), bRegs, lb, false);
@@ -339,23 +349,29 @@ LogicalResult kiln::gpu::threads::lowerWarpgroupDot(
   return success();
 }
 
+bool kiln::gpu::threads::carriesOnly(kiln::DotOp dot) {
+  auto loop = dyn_cast<scf::ForOp>(dot->getParentOp());
+  if (!loop || !dot->hasOneUse() || !isa<scf::YieldOp>(*dot->user_begin()))
+    return false;
+  BlockArgument carried =
+      loop.getRegionIterArgs()[dot->use_begin()->getOperandNumber()];
+  return dot.getAcc() == carried && carried.hasOneUse();
+}
+
 void kiln::gpu::threads::markInFlightProducts(Operation *root) {
   root->walk([](kiln::DotOp dot) {
     auto mma = dyn_cast_or_null<MmaAttr>(dot.getType().getEncoding());
     const MatrixInstr *instr = mma ? lookupMatrixInstr(mma.getInstr()) : nullptr;
+    // Only where tile-gpu-pipeline started the copies after the products.
     auto loop = dyn_cast<scf::ForOp>(dot->getParentOp());
-    if (!instr || instr->groupWarps == 1 || !loop || !dot->hasOneUse() ||
-        !isa<scf::YieldOp>(*dot->user_begin()) ||
+    if (!instr || instr->groupWarps == 1 || !loop ||
+        !loop->hasAttr(kCopiesAfterProductsAttr) || !carriesOnly(dot) ||
         !dot.getA().getDefiningOp<ReadTileOp>() ||
         !dot.getB().getDefiningOp<ReadTileOp>())
       return;
-    unsigned index = dot->use_begin()->getOperandNumber();
-    BlockArgument carried = loop.getRegionIterArgs()[index];
-    if (dot.getAcc() != carried || !carried.hasOneUse())
-      return;
     dot->setAttr(kInFlightAttr,
                  IntegerAttr::get(IntegerType::get(dot.getContext(), 64),
-                                  index));
+                                  dot->use_begin()->getOperandNumber()));
   });
 }
 
@@ -375,6 +391,10 @@ void kiln::gpu::threads::finishInFlightProducts(Operation *root) {
                                         TypeRange{result.getType()},
                                         ValueRange{result},
                                         b.getI32IntegerAttr(0));
+    // Every group's last reads of the slots are done past this barrier:
+    // what follows may reuse their bytes (the barrier pass orders accesses
+    // at the instructions, not at their waits).
+    BarrierOp::create(b, loop.getLoc());
     result.replaceAllUsesExcept(done.getResult(0), done);
   });
 }
