@@ -105,33 +105,7 @@ struct ConvertToThreadsPass
     if (unsupported.wasInterrupted())
       return signalPassFailure();
 
-    // A warpgroup instruction reads B from shared memory: a B that is not
-    // read from a pipeline slot is stored there in whatever layout it has,
-    // so a conversion into the nominal B operand layout (through shared
-    // memory itself) would be a wasted round trip. Likewise an A loaded
-    // in the product's block (the generic images, which do not pipeline):
-    // stored as loaded, it takes no registers in the A fragment. An A
-    // computed in registers (attention's probabilities) or loaded once
-    // before a loop (its Q) stays in registers.
-    module.walk([&](kiln::DotOp dot) {
-      auto mma = dyn_cast_or_null<MmaAttr>(dot.getType().getEncoding());
-      const MatrixInstr *instr =
-          mma ? lookupMatrixInstr(mma.getInstr()) : nullptr;
-      if (!instr || instr->groupWarps == 1)
-        return;
-      for (OpOperand *operand : {&dot.getAMutable(), &dot.getBMutable()}) {
-        auto convert = operand->get().getDefiningOp<ConvertLayoutOp>();
-        if (!convert || !convert->hasOneUse())
-          continue;
-        bool isA = operand == &dot.getAMutable();
-        if (isA && (convert->getBlock() != dot->getBlock() ||
-                    !convert.getSrc().getDefiningOp<kiln::LoadOp>()))
-          continue;
-        operand->assign(convert.getSrc());
-        convert.erase();
-      }
-    });
-
+    threads::dropWarpgroupOperandConversions(module);
     threads::markInFlightProducts(module);
 
     MLIRContext *ctx = &getContext();

@@ -421,14 +421,11 @@ private:
       auto load = v.getDefiningOp<kiln::LoadOp>();
       return load && llvm::is_contained(loads, load);
     };
-    for (auto dot : loop.getBody()->getOps<kiln::DotOp>()) {
-      auto mma = dyn_cast_or_null<MmaAttr>(dot.getType().getEncoding());
-      const MatrixInstr *instr = mma ? lookupMatrixInstr(mma.getInstr()) : nullptr;
-      if (instr && instr->groupWarps > 1 && pipelined(dot.getA()) &&
-          pipelined(dot.getB()) && threads::carriesOnly(dot))
-        return true;
-    }
-    return false;
+    return llvm::any_of(
+        loop.getBody()->getOps<kiln::DotOp>(), [&](kiln::DotOp dot) {
+          return threads::isWarpgroupProduct(dot) && pipelined(dot.getA()) &&
+                 pipelined(dot.getB()) && threads::carriesOnly(dot);
+        });
   }
 
   scf::ForOp loop;

@@ -280,6 +280,18 @@ mlir::LogicalResult lowerWarpgroupDot(kiln::DotOp op, mlir::Value a,
 inline constexpr llvm::StringLiteral kCopiesAfterProductsAttr =
     "kiln_gpu.copies_after_products";
 
+/// Whether `dot` has a warpgroup instruction's layout (groupWarps > 1).
+bool isWarpgroupProduct(kiln::DotOp dot);
+
+/// Before the conversion: a warpgroup product reads B from shared memory,
+/// so a B not read from a pipeline slot is stored there in whatever layout
+/// it has — a conversion into the nominal operand layout (itself a trip
+/// through shared memory) is dropped. Likewise an A loaded in the
+/// product's block (the generic images, which do not pipeline); an A
+/// computed in registers (attention's probabilities) or loaded once before
+/// a loop (its Q) keeps its conversion and stays in registers.
+void dropWarpgroupOperandConversions(mlir::Operation *root);
+
 /// Whether `dot` only carries its loop's accumulator: its result is
 /// yielded and the iter arg feeds only it.
 bool carriesOnly(kiln::DotOp dot);

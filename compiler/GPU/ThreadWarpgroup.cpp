@@ -90,18 +90,18 @@ std::optional<MatrixDescriptor> kiln::gpu::threads::planMatrixDescriptor(
   auto tileSize = [&](bool alongX) {
     return where.getInDimSize(alongX == isA ? d0 : d1);
   };
+  int64_t origin = offset(0, 0);
+  auto at = [&](int32_t x, int32_t k) -> int64_t {
+    // Offsets along one axis of a tile too small to have them are unused
+    // by the instruction.
+    if (x >= tileSize(true) || k >= tileSize(false))
+      return 16;
+    return offset(x, k) - origin;
+  };
+  const int32_t core = int32_t(16 / elemBytes); // elements in 16 bytes
   for (bool mnMajor : {false, true})
     for (int32_t s : {128, 64, 32, 0}) {
       MatrixDescriptor d{mnMajor, s, 16, 16};
-      int64_t origin = offset(0, 0);
-      auto at = [&](int32_t x, int32_t k) -> int64_t {
-        // Offsets along one axis of a tile too small to have them are
-        // unused by the instruction.
-        if (x >= tileSize(true) || k >= tileSize(false))
-          return 16;
-        return offset(x, k) - origin;
-      };
-      int32_t core = int32_t(16 / elemBytes);
       if (!mnMajor) {
         d.sbo = at(8, 0);
         if (!s)
@@ -228,7 +228,7 @@ LogicalResult kiln::gpu::threads::lowerWarpgroupDot(
                 tile.where, elemBytes, isA, extentX, corners(isA))) {
           // Swizzled atoms start on 1024 bytes at most.
           if (alloc.getAlignment() < 1024)
-            alloc.setAlignment(1024);
+            b.modifyOpInPlace(alloc, [&] { alloc.setAlignment(1024); });
           fenceCopies(b, read.getBuffer());
           return SharedOperand{tile, *d, true};
         }
@@ -349,6 +349,30 @@ LogicalResult kiln::gpu::threads::lowerWarpgroupDot(
   return success();
 }
 
+bool kiln::gpu::threads::isWarpgroupProduct(kiln::DotOp dot) {
+  auto mma = dyn_cast_or_null<MmaAttr>(dot.getType().getEncoding());
+  const MatrixInstr *instr = mma ? lookupMatrixInstr(mma.getInstr()) : nullptr;
+  return instr && instr->groupWarps > 1;
+}
+
+void kiln::gpu::threads::dropWarpgroupOperandConversions(Operation *root) {
+  root->walk([](kiln::DotOp dot) {
+    if (!isWarpgroupProduct(dot))
+      return;
+    for (OpOperand *operand : {&dot.getAMutable(), &dot.getBMutable()}) {
+      auto convert = operand->get().getDefiningOp<ConvertLayoutOp>();
+      if (!convert || !convert->hasOneUse())
+        continue;
+      bool isA = operand == &dot.getAMutable();
+      if (isA && (convert->getBlock() != dot->getBlock() ||
+                  !convert.getSrc().getDefiningOp<kiln::LoadOp>()))
+        continue;
+      operand->assign(convert.getSrc());
+      convert.erase();
+    }
+  });
+}
+
 bool kiln::gpu::threads::carriesOnly(kiln::DotOp dot) {
   auto loop = dyn_cast<scf::ForOp>(dot->getParentOp());
   if (!loop || !dot->hasOneUse() || !isa<scf::YieldOp>(*dot->user_begin()))
@@ -360,11 +384,9 @@ bool kiln::gpu::threads::carriesOnly(kiln::DotOp dot) {
 
 void kiln::gpu::threads::markInFlightProducts(Operation *root) {
   root->walk([](kiln::DotOp dot) {
-    auto mma = dyn_cast_or_null<MmaAttr>(dot.getType().getEncoding());
-    const MatrixInstr *instr = mma ? lookupMatrixInstr(mma.getInstr()) : nullptr;
     // Only where tile-gpu-pipeline started the copies after the products.
     auto loop = dyn_cast<scf::ForOp>(dot->getParentOp());
-    if (!instr || instr->groupWarps == 1 || !loop ||
+    if (!isWarpgroupProduct(dot) || !loop ||
         !loop->hasAttr(kCopiesAfterProductsAttr) || !carriesOnly(dot) ||
         !dot.getA().getDefiningOp<ReadTileOp>() ||
         !dot.getB().getDefiningOp<ReadTileOp>())

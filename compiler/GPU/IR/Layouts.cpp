@@ -372,20 +372,17 @@ LinearLayout kiln::gpu::getSharedLayout(ArrayRef<int32_t> shape,
   if (swizzled)
     atomCols = std::min<int32_t>(atomCols, int32_t(std::max<int64_t>(
                                                1, 128 / elemBytes)));
-  for (auto [i, d] : llvm::enumerate(dimsFastFirst)) {
-    if (i == 0) {
-      addBases(d, 1, atomCols);
-    } else {
-      addBases(d, 1, shape[d]);
-      if (i == 1)
-        addBases(dimsFastFirst[0], atomCols, shape[dimsFastFirst[0]]);
-    }
+  unsigned colDim = dimsFastFirst[0];
+  addBases(colDim, 1, atomCols);
+  for (auto [i, d] : llvm::enumerate(ArrayRef(dimsFastFirst).drop_front())) {
+    addBases(d, 1, shape[d]);
+    if (i == 0) // after the rows: the atoms
+      addBases(colDim, atomCols, shape[colDim]);
   }
   if (swizzled) {
     // The rows are the second-fastest dimension (slower ones, unit ones
     // from a view's box included, stack whole tiles). Chunks of 16 bytes;
     // a bank line is 128 bytes (32 banks of 4).
-    unsigned colDim = dimsFastFirst[0];
     int32_t rows = shape[dimsFastFirst[1]], cols = atomCols;
     int32_t chunkElems = int32_t(16 / elemBytes);
     int32_t chunks = std::max(1, cols / chunkElems);
