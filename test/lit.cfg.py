@@ -21,7 +21,10 @@ config.environment["KILN_CACHE_DIR"] = os.path.join(
     config.kiln_obj_root, "test", "tuning-cache")
 config.substitutions.append(("%examples", os.path.join(config.kiln_src_root, "examples")))
 config.substitutions.append(("%kiln_src", config.kiln_src_root))
-# The CUDA driver's test double (test/runtime/FakeCuda.h).
+# The CUDA driver's test double (test/runtime/FakeCuda.h), and one of a
+# driver before CUDA 12 (first: %fakecuda is a prefix of its name).
+config.substitutions.append(("%fakecuda11", os.path.join(
+    config.kiln_obj_root, "test", "runtime", "libfakecuda11.so")))
 config.substitutions.append(("%fakecuda", os.path.join(
     config.kiln_obj_root, "test", "runtime", "libfakecuda.so")))
 config.substitutions.append(("%fakehip", os.path.join(

@@ -60,6 +60,10 @@ enum Callback : int32_t {
   kCheck,
   kWarpgroupMma,
   kWarpgroupWait,
+  kMbarrierInit,
+  kMbarrierArriveTx,
+  kTensorLoad,
+  kMbarrierWait,
 };
 
 class Lowering {
@@ -141,7 +145,15 @@ private:
     LLVM::StoreOp::create(b, loc, v, slot);
     return slot;
   }
+  /// A stack slot in the function's entry block: a static alloca, not
+  /// one more per iteration of a loop the op is in.
   Value stackSlot(OpBuilder &b, Location loc, Type type) {
+    OpBuilder::InsertionGuard g(b);
+    Operation *fn = b.getInsertionBlock()->getParentOp();
+    while (fn && !isa<func::FuncOp>(fn))
+      fn = fn->getParentOp();
+    if (fn)
+      b.setInsertionPointToStart(&fn->getRegion(0).front());
     return LLVM::AllocaOp::create(
         b, loc, ptrTy, type,
         LLVM::ConstantOp::create(b, loc, b.getI64Type(),
@@ -388,6 +400,36 @@ LogicalResult Lowering::lower(Operation *op) {
   } else if (auto wait = dyn_cast<AsyncWaitOp>(op)) {
     call(b, loc, kAsyncWait, Type(),
          {i32(b, loc, wait.getPending()), where(b, op)});
+  } else if (auto init = dyn_cast<MbarrierInitOp>(op)) {
+    call(b, loc, kMbarrierInit, Type(),
+         {sharedOffset(b, loc, init.getBuffer(), init.getOffset()),
+          i32(b, loc, int32_t(init.getCount())), where(b, op)});
+  } else if (auto arrive = dyn_cast<MbarrierArriveTxOp>(op)) {
+    call(b, loc, kMbarrierArriveTx, Type(),
+         {sharedOffset(b, loc, arrive.getBuffer(), arrive.getOffset()),
+          i32(b, loc, int32_t(arrive.getBytes())), where(b, op)});
+  } else if (auto wait = dyn_cast<MbarrierWaitOp>(op)) {
+    call(b, loc, kMbarrierWait, Type(),
+         {sharedOffset(b, loc, wait.getBuffer(), wait.getOffset()),
+          wait.getParity(), where(b, op)});
+  } else if (isa<MbarrierInvalOp>(op)) {
+    // Nothing to end: the emulator's barriers are its own records, which
+    // the next initialization of the bytes replaces.
+  } else if (auto load = dyn_cast<TensorLoadOp>(op)) {
+    // The coordinates in an i32 array on the stack, outermost first.
+    auto arrayTy = LLVM::LLVMArrayType::get(b.getI32Type(),
+                                            load.getCoords().size());
+    Value coords = stackSlot(b, loc, arrayTy);
+    for (auto [i, c] : llvm::enumerate(load.getCoords())) {
+      Value at = LLVM::GEPOp::create(b, loc, ptrTy, arrayTy, coords,
+                                     ArrayRef<LLVM::GEPArg>{0, int32_t(i)});
+      LLVM::StoreOp::create(b, loc, c, at);
+    }
+    call(b, loc, kTensorLoad, Type(),
+         {load.getMap(),
+          sharedOffset(b, loc, load.getBuffer(), load.getOffset()), coords,
+          sharedOffset(b, loc, load.getBars(), load.getBarOffset()),
+          where(b, op)});
   } else {
     return op->emitOpError("is not emulated yet");
   }

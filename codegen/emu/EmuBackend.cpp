@@ -118,6 +118,16 @@ public:
         });
   }
 
+  bool makeFastPath(ModuleOp variant, llvm::StringRef arch) override {
+    const kiln::gpu::GPUTarget *target =
+        kiln::gpu::lookupGPUTarget(arch.drop_front(kPrefix.size()));
+    if (!target)
+      return false;
+    kiln::gpu::FastPathAssumptions a =
+        kiln::gpu::addFastPathAssumptions(variant, *target);
+    return !a.assumes.empty() || !a.tensorMaps.empty();
+  }
+
   std::vector<std::string> getStages() const override {
     return {"gpu", "llvm"};
   }

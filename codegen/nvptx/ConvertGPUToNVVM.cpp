@@ -15,6 +15,7 @@
 #include "compiler/GPU/IR/KilnGPUDialect.h"
 #include "compiler/GPU/MathExpansion.h"
 #include "compiler/GPU/PerThreadToLLVM.h"
+#include "compiler/GPU/StageUtils.h"
 #include "compiler/GPU/TargetDesc.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -176,13 +177,90 @@ FailureOr<Value> lowerMma(OpBuilder &b, Location loc, MmaOp op) {
   return Value(vector::FromElementsOp::create(b, loc, cType, out));
 }
 
-/// A PTX statement with no operands (fences), kept where it is.
-void inlinePtx(OpBuilder &b, Location loc, StringRef text) {
-  LLVM::InlineAsmOp::create(b, loc, TypeRange(), ValueRange(),
-                            b.getStringAttr(text), b.getStringAttr(""),
-                            b.getUnitAttr(), UnitAttr(),
-                            LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(),
-                            ArrayAttr());
+/// Asks for PTX ISA `version` (x 10) at least (kMinPtxAttr).
+void requirePtx(ModuleOp module, int32_t version) {
+  auto current = module->getAttrOfType<IntegerAttr>(kiln::nvptx::kMinPtxAttr);
+  if (!current || current.getInt() < version)
+    module->setAttr(kiln::nvptx::kMinPtxAttr,
+                    IntegerAttr::get(IntegerType::get(module.getContext(), 32),
+                                     version));
+}
+
+/// A PTX statement without results (fences, barriers, copies), kept where
+/// it is; `operands` with their `constraints` (clobbers at the end).
+void inlinePtx(OpBuilder &b, Location loc, StringRef text,
+               ValueRange operands = {}, StringRef constraints = "") {
+  LLVM::InlineAsmOp::create(b, loc, TypeRange(), operands,
+                            b.getStringAttr(text),
+                            b.getStringAttr(constraints), b.getUnitAttr(),
+                            UnitAttr(), LLVM::TailCallKindAttr(),
+                            LLVM::AsmDialectAttr(), ArrayAttr());
+}
+
+/// The 32-bit shared-window address of byte `offset` of `buffer` (PTX's
+/// `.shared` operands).
+Value sharedAddress(OpBuilder &b, Location loc, Value buffer, Value offset) {
+  return LLVM::PtrToIntOp::create(b, loc, b.getI32Type(),
+                                  sharedPointer(b, loc, buffer, offset));
+}
+
+/// The transaction barriers and tensor copies (TMA): PTX statements, as
+/// CUTLASS's and Triton's Hopper kernels write them. The wait loops on
+/// try_wait (which blocks for a time-limited while); the label is local
+/// to the statement's braces, so each copy of the statement has its own.
+void lowerTensorCopyOp(OpBuilder &b, Location loc, Operation *op) {
+  if (auto init = dyn_cast<MbarrierInitOp>(op)) {
+    inlinePtx(b, loc,
+              llvm::formatv("mbarrier.init.shared::cta.b64 [$0], {0};",
+                            init.getCount())
+                  .str(),
+              sharedAddress(b, loc, init.getBuffer(), init.getOffset()),
+              "r,~{memory}");
+    // Visible to the tensor copies' completions, not only to the threads.
+    inlinePtx(b, loc, "fence.mbarrier_init.release.cluster;");
+  } else if (auto arrive = dyn_cast<MbarrierArriveTxOp>(op)) {
+    inlinePtx(b, loc,
+              llvm::formatv("mbarrier.arrive.expect_tx.shared::cta.b64 _, "
+                            "[$0], {0};",
+                            arrive.getBytes())
+                  .str(),
+              sharedAddress(b, loc, arrive.getBuffer(), arrive.getOffset()),
+              "r,~{memory}");
+  } else if (auto wait = dyn_cast<MbarrierWaitOp>(op)) {
+    inlinePtx(b, loc,
+              "{\n.reg .pred p;\nkiln_wait:\n"
+              "mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n"
+              "@!p bra kiln_wait;\n}",
+              {sharedAddress(b, loc, wait.getBuffer(), wait.getOffset()),
+               wait.getParity()},
+              "r,r,~{memory}");
+  } else if (auto inval = dyn_cast<MbarrierInvalOp>(op)) {
+    inlinePtx(b, loc, "mbarrier.inval.shared::cta.b64 [$0];",
+              sharedAddress(b, loc, inval.getBuffer(), inval.getOffset()),
+              "r,~{memory}");
+  } else if (auto load = dyn_cast<TensorLoadOp>(op)) {
+    // PTX lists the coordinates innermost first.
+    size_t rank = load.getCoords().size();
+    SmallVector<Value> operands{
+        sharedAddress(b, loc, load.getBuffer(), load.getOffset()),
+        LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), load.getMap())};
+    std::string coords, constraints = "r,l";
+    for (size_t i = 0; i < rank; ++i) {
+      operands.push_back(load.getCoords()[rank - 1 - i]);
+      coords += llvm::formatv("{0}${1}", i ? ", " : "", i + 2).str();
+      constraints += ",r";
+    }
+    operands.push_back(
+        sharedAddress(b, loc, load.getBars(), load.getBarOffset()));
+    constraints += ",r,~{memory}";
+    inlinePtx(b, loc,
+              llvm::formatv("cp.async.bulk.tensor.{0}d.shared::cluster.global."
+                            "tile.mbarrier::complete_tx::bytes [$0], [$1, "
+                            "{{{1}}], [${2}];",
+                            rank, coords, rank + 2)
+                  .str(),
+              operands, constraints);
+  }
 }
 
 /// The elements of a per-thread vector.
@@ -293,10 +371,7 @@ FailureOr<Value> lowerWarpgroupMma(OpBuilder &b, Location loc,
       "{5}; }",
       instr->n, t, dText, aText, bText, imms);
   SmallVector<Value> d = asmInPlace(b, loc, text, c, inputs, kinds);
-  auto module = op->getParentOfType<ModuleOp>();
-  auto minPtx = module->getAttrOfType<IntegerAttr>(kiln::nvptx::kMinPtxAttr);
-  if (!minPtx || minPtx.getInt() < 80)
-    module->setAttr(kiln::nvptx::kMinPtxAttr, b.getI32IntegerAttr(80));
+  requirePtx(op->getParentOfType<ModuleOp>(), 80);
   return Value(vector::FromElementsOp::create(
       b, loc, cast<VectorType>(op.getC().getType()), d));
 }
@@ -466,6 +541,11 @@ LogicalResult lowerPrimitives(ModuleOp module) {
     } else if (isa<SharedFenceOp>(op)) {
       inlinePtx(b, loc, "fence.proxy.async.shared::cta;");
       op->erase();
+    } else if (isa<MbarrierInitOp, MbarrierArriveTxOp, MbarrierWaitOp,
+                   MbarrierInvalOp, TensorLoadOp>(op)) {
+      lowerTensorCopyOp(b, loc, op);
+      requirePtx(module, 80);
+      op->erase();
     } else if (auto mma = dyn_cast<MmaOp>(op)) {
       FailureOr<Value> v = lowerMma(b, loc, mma);
       if (failed(v))
@@ -547,8 +627,22 @@ struct ConvertKilnGPUToNVVMPass
     for (auto fn : module.getOps<func::FuncOp>()) {
       // Argument attributes are Kiln's (names, promises): LLVM has no use
       // for them.
-      for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      // A tensor map is the 128-byte, 64-byte aligned parameter itself,
+      // read in place by the tensor copies (`__grid_constant__`).
+      for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+        bool tensorMap = bool(fn.getArgAttr(i, kTensorMapAttr));
         fn.setArgAttrs(i, ArrayRef<NamedAttribute>{});
+        if (!tensorMap)
+          continue;
+        Builder b(ctx);
+        fn.setArgAttr(i, LLVM::LLVMDialect::getByValAttrName(),
+                      TypeAttr::get(LLVM::LLVMArrayType::get(
+                          IntegerType::get(ctx, 8), 128)));
+        fn.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                      b.getI64IntegerAttr(64));
+        fn.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(),
+                      b.getUnitAttr());
+      }
       fn->setAttr("nvvm.kernel", UnitAttr::get(ctx));
       fn->setAttr("nvvm.maxntid",
                   DenseI32ArrayAttr::get(ctx, {threads, 1, 1}));

@@ -125,6 +125,9 @@ GPUTarget nvidia(const char *arch, int64_t maxShared, bool fp8,
   t.hasMatrixLoad = true;
   // sm_90a's warpgroup instructions first (the stage takes them where a
   // product has 4 warps along 64 rows or more), widest first.
+  // TMA: sm_90a only (sm_90 has it too, but its images keep the paths
+  // the hardware checks have covered; sm_100 images are PTX for later).
+  t.hasTensorCopy = std::string(arch) == "sm_90a";
   if (std::string(arch) == "sm_90a")
     for (const char *type : {"f16", "bf16"})
       for (int32_t n : {256, 128, 64, 32, 16, 8})

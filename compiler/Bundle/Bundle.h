@@ -17,9 +17,14 @@
 
 namespace kiln::bundle {
 
-/// The bundle format version this compiler writes and reads. It changes
-/// whenever a reader of the previous version would misread a new bundle.
-constexpr unsigned kFormatVersion = 3;
+/// The bundle format versions this compiler reads: kMinFormatVersion to
+/// kFormatVersion. A new version comes whenever a reader of the previous
+/// one would misread a new bundle. The writer writes the oldest version
+/// that holds the bundle: 4 when an image has tensor maps, else 3.
+constexpr unsigned kMinFormatVersion = 3;
+constexpr unsigned kFormatVersion = 4;
+/// The version that added images' `tensor_maps`.
+constexpr unsigned kTensorMapsFormatVersion = 4;
 /// `kiln.format` of the manifest binary and `format` of its JSON.
 constexpr const char *kFormatName = "kiln-bundle";
 
@@ -83,6 +88,9 @@ struct Image {
   std::string resourcesJson = "{}"; ///< A JSON object.
   std::string requiresJson = "{}";  ///< A JSON object; "{}": not written.
   std::string assumesJson = "{}";   ///< A JSON object; "{}": not written.
+  /// A JSON array of tensor maps (docs/bundle.md, "tensor_maps"); "[]":
+  /// none, not written.
+  std::string tensorMapsJson = "[]";
   std::string bytes;
   /// Reader only: the manifest index of the image whose code object this
   /// one shares (its bytes are copied here); -1 for its own. The writer

@@ -109,17 +109,24 @@ parseBinary(llvm::StringRef data, uint64_t offset) {
   return std::move(*parsed);
 }
 
-/// Checks a `kiln.format-version` string.
-llvm::Error checkFormatVersion(const OffloadBinary &binary, uint64_t offset) {
+/// Checks a `kiln.format-version` string: a version this kiln reads and,
+/// for an image (`manifest` not 0), the manifest's.
+llvm::Error checkFormatVersion(const OffloadBinary &binary, uint64_t offset,
+                               unsigned &version, unsigned manifest = 0) {
   llvm::StringRef text = binary.getString("kiln.format-version");
-  unsigned version;
   if (text.getAsInteger(10, version))
     return corrupt("the offloading binary at offset " + llvm::Twine(offset) +
                    " has no valid kiln.format-version ('" + text + "')");
-  if (version != kFormatVersion)
+  if (version < kMinFormatVersion || version > kFormatVersion)
     return llvm::createStringError(
         "unsupported kiln bundle format version " + llvm::Twine(version) +
-        " (this kiln reads version " + llvm::Twine(kFormatVersion) + ")");
+        " (this kiln reads versions " + llvm::Twine(kMinFormatVersion) +
+        (kMinFormatVersion + 1 == kFormatVersion ? " and " : " to ") +
+        llvm::Twine(kFormatVersion) + ")");
+  if (manifest && version != manifest)
+    return corrupt("the offloading binary at offset " + llvm::Twine(offset) +
+                   " has format version " + llvm::Twine(version) +
+                   ", the manifest " + llvm::Twine(manifest));
   return llvm::Error::success();
 }
 
@@ -128,6 +135,7 @@ llvm::Error checkFormatVersion(const OffloadBinary &binary, uint64_t offset) {
 class ManifestDecoder {
 public:
   std::string error;
+  unsigned version = 0; ///< the manifest binary's kiln.format-version
 
   bool fail(const std::string &path, const std::string &what) {
     if (error.empty())
@@ -286,6 +294,21 @@ public:
           return false;
         *out = it->dump(-1, ' ', false, Json::error_handler_t::replace);
       }
+      // Optional (format 4): the tensor maps the code object takes.
+      if (auto it = img.find("tensor_maps"); it != img.end()) {
+        if (version < kTensorMapsFormatVersion)
+          return fail(join(p, "tensor_maps"),
+                      "needs format version " +
+                          std::to_string(kTensorMapsFormatVersion) +
+                          ", the bundle is version " + std::to_string(version));
+        if (!it->is_array())
+          return fail(join(p, "tensor_maps"), "expected an array");
+        for (size_t m = 0; m < it->size(); ++m)
+          if (!object((*it)[m], index(join(p, "tensor_maps"), m)))
+            return false;
+        image.tensorMapsJson =
+            it->dump(-1, ' ', false, Json::error_handler_t::replace);
+      }
       images.push_back(std::move(image));
     }
     return true;
@@ -334,10 +357,10 @@ public:
       return false;
     if (format != kFormatName)
       return fail("format", "'" + format + "', expected '" + kFormatName + "'");
-    if (version != int64_t(kFormatVersion))
+    if (version != int64_t(this->version))
       return fail("version", std::to_string(version) +
                                  ", but the binary's kiln.format-version is " +
-                                 std::to_string(kFormatVersion));
+                                 std::to_string(this->version));
     const Json *kernels = array(j, "", "kernels");
     if (!kernels)
       return false;
@@ -380,16 +403,19 @@ llvm::Expected<BundleFile> bundle::readBundle(llvm::MemoryBufferRef file) {
                           ? std::string("its first offloading binary has no "
                                         "kiln.format string")
                           : "its format is '" + format.str() + "'");
-  if (llvm::Error err = checkFormatVersion(**manifest, 0))
+  unsigned version;
+  if (llvm::Error err = checkFormatVersion(**manifest, 0, version))
     return std::move(err);
 
   BundleFile result;
+  result.formatVersion = version;
   result.manifestJson = (*manifest)->getImage().str();
   Json json = Json::parse(result.manifestJson, nullptr,
                           /*allow_exceptions=*/false);
   if (json.is_discarded())
     return corrupt("the manifest is not valid JSON");
   ManifestDecoder decoder;
+  decoder.version = version;
   if (!decoder.decode(json, result.bundle))
     return corrupt("manifest: " + decoder.error);
 
@@ -413,7 +439,9 @@ llvm::Expected<BundleFile> bundle::readBundle(llvm::MemoryBufferRef file) {
     auto binary = parseBinary(data, offset);
     if (!binary)
       return binary.takeError();
-    if (llvm::Error err = checkFormatVersion(**binary, offset))
+    unsigned imageVersion;
+    if (llvm::Error err =
+            checkFormatVersion(**binary, offset, imageVersion, version))
       return std::move(err);
     if (found == images.size())
       return corrupt("the manifest lists " + llvm::Twine(images.size()) +

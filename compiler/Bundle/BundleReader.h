@@ -33,6 +33,7 @@ struct BundleFile {
   Bundle bundle;
   std::vector<ImagePlacement> placements; ///< One per image.
   std::string manifestJson;               ///< As stored.
+  unsigned formatVersion = 0;             ///< kiln.format-version
 };
 
 /// Reads a whole bundle. Errors are one line each: "not a kiln bundle

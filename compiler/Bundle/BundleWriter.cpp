@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
@@ -107,8 +108,21 @@ llvm::Expected<std::string> bundle::writeBundle(const Bundle &bundle) {
                           llvm::Twine(image.variant) + " of kernel '" +
                           image.kernel + "' for target '" + image.target +
                           "' are not a JSON object");
+    Json tensorMaps = Json::parse(image.tensorMapsJson, nullptr,
+                                  /*allow_exceptions=*/false);
+    if (!tensorMaps.is_array())
+      return inconsistent("the tensor maps of variant " +
+                          llvm::Twine(image.variant) + " of kernel '" +
+                          image.kernel + "' for target '" + image.target +
+                          "' are not a JSON array");
+    // Images of one target differ in their assumptions or their tensor
+    // maps; they are ordered by both (an image without maps first).
     std::string assumesKey =
         assumes.dump(-1, ' ', false, Json::error_handler_t::replace);
+    if (!tensorMaps.empty())
+      assumesKey += " tensor_maps " + tensorMaps.dump(
+                                          -1, ' ', false,
+                                          Json::error_handler_t::replace);
     if (!placed
              .emplace(Place{k->second, image.variant, image.target,
                             assumesKey, image.imageKind},
@@ -130,6 +144,8 @@ llvm::Expected<std::string> bundle::writeBundle(const Bundle &bundle) {
            int64_t>
       firstOf;
   int64_t imageIndex = 0;
+  // The oldest format that holds the bundle (Bundle.h).
+  unsigned formatVersion = kMinFormatVersion;
   Json kernels = Json::array();
   for (auto [k, kernel] : llvm::enumerate(bundle.kernels)) {
     const KernelSignature &sig = kernel.signature;
@@ -174,6 +190,12 @@ llvm::Expected<std::string> bundle::writeBundle(const Bundle &bundle) {
                                    /*allow_exceptions=*/false);
         if (!assumes.empty())
           entry["assumes"] = std::move(assumes);
+        Json tensorMaps = Json::parse(image.tensorMapsJson, nullptr,
+                                      /*allow_exceptions=*/false);
+        if (!tensorMaps.empty()) {
+          entry["tensor_maps"] = std::move(tensorMaps);
+          formatVersion = std::max(formatVersion, kTensorMapsFormatVersion);
+        }
         auto [first, isNew] = firstOf.emplace(
             std::make_tuple(image.imageKind, image.offloadKind, image.triple,
                             image.arch, image.entry, image.bytes),
@@ -211,7 +233,7 @@ llvm::Expected<std::string> bundle::writeBundle(const Bundle &bundle) {
     kernels.push_back(std::move(entry));
   }
   Json manifest = {{"format", kFormatName},
-                   {"version", kFormatVersion},
+                   {"version", formatVersion},
                    {"source", bundle.source},
                    {"kernels", std::move(kernels)}};
   if (!bundle.hostCpu.empty())
@@ -219,7 +241,7 @@ llvm::Expected<std::string> bundle::writeBundle(const Bundle &bundle) {
   std::string manifestText =
       manifest.dump(-1, ' ', false, Json::error_handler_t::replace);
 
-  std::string version = std::to_string(kFormatVersion);
+  std::string version = std::to_string(formatVersion);
   std::string out;
   appendBinary(out, llvm::object::IMG_None, llvm::object::OFK_None,
                {{"kiln.format", kFormatName}, {"kiln.format-version", version}},

@@ -137,19 +137,23 @@ private:
   void collectAnchors(AnchorKind kind) {
     phase = kind;
     fn.walk([&](Operation *op) {
-      if (auto load = dyn_cast<kiln::LoadOp>(op)) {
-        if (kind != AnchorKind::Load)
+      Value ptr, mask, other;
+      if (auto load = dyn_cast<kiln::LoadOp>(op))
+        ptr = load.getPtr(), mask = load.getMask(), other = load.getOther();
+      // A box tensor copies may take is the load of its pointer form.
+      if (auto box = dyn_cast<TensorBoxLoadOp>(op))
+        ptr = box.getPtrs(), mask = box.getMask(), other = box.getOther();
+      if (ptr) {
+        if (kind != AnchorKind::Load || !isa<RankedTensorType>(ptr.getType()))
           return;
-        if (!isa<RankedTensorType>(load.getPtr().getType()))
-          return;
-        Attribute l = accessLayout(load.getPtr(), load.getMask());
+        Attribute l = accessLayout(ptr, mask);
         required[op] = l;
-        anchor(load.getPtr(), l);
-        anchor(load.getResult(), l);
-        if (load.getMask())
-          anchor(load.getMask(), l);
-        if (load.getOther())
-          anchor(load.getOther(), l);
+        anchor(ptr, l);
+        anchor(op->getResult(0), l);
+        if (mask)
+          anchor(mask, l);
+        if (other)
+          anchor(other, l);
       } else if (isa<kiln::AtomicRMWOp, kiln::AtomicCASOp>(op)) {
         // Atomics read and write: anchored with the loads, every operand
         // and the result in the access layout.

@@ -22,6 +22,25 @@
 //   image, the stride the view is made with becomes `minui(s_d, L_d)`: the same
 //   value wherever the image runs, and a bound the thread lowering can read.
 //
+// - tensor_maps (targets with tensor copies, sm_90a's TMA): the view loads
+//   that feed a matrix product in a loop tile-gpu-pipeline will pipeline
+//   are copied by the hardware from a tensor map, which the runtime
+//   encodes at each launch from the image's recipe (docs/bundle.md,
+//   "tensor_maps": base param, element type, sizes and strides as
+//   expressions, the box and the swizzle) and passes as an extra kernel
+//   argument (`!llvm.ptr`, `kiln_gpu.tensor_map = i`, after the params).
+//   A load qualifies when its view's base is a pointer parameter, its
+//   sizes and strides are expressions the runtime can evaluate exactly,
+//   its innermost stride is the constant 1, it reads zero outside the
+//   view, its offsets are i32 computed in the loop from the induction
+//   variable and values from before the loop, its loop is in no other
+//   loop and has `stages` >= 2, and planTensorCopy writes the box where
+//   the stage's shared layout has it. The load is marked with the map's
+//   index; tile-gpu-lower-views makes it a `kiln_gpu.tensor_box_load`.
+//   The runtime checks the hardware's rules at launch (aligned base,
+//   strides in whole 16 bytes, sizes from 1 to 2^32) and takes the generic
+//   image where they fail.
+//
 // Exactness of the runtime's expression. The runtime evaluates names as
 // the arguments' values (sign- or zero-extended by their types) in 64-bit
 // wrapping arithmetic. A kernel's i32 arithmetic agrees with that modulo
@@ -40,8 +59,11 @@
 #include "compiler/GPU/IR/KilnGPUDialect.h"
 #include "compiler/GPU/Passes.h"
 #include "compiler/GPU/TargetDesc.h"
+#include "compiler/GPU/ThreadLowering.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/MapVector.h"
@@ -225,11 +247,181 @@ void boundViewStrides(func::FuncOp fn, llvm::json::Array &holds) {
     holds.push_back(r);
 }
 
+/// The name the manifest gives an element type (docs/bundle.md), or "".
+std::string elementTypeName(Type t) {
+  if (t.isF16())
+    return "f16";
+  if (t.isBF16())
+    return "bf16";
+  if (t.isF32())
+    return "f32";
+  if (t.isF64())
+    return "f64";
+  if (isa<Float8E4M3FNType>(t))
+    return "f8e4m3";
+  if (isa<Float8E5M2Type>(t))
+    return "f8e5m2";
+  if (t.isSignlessInteger(8) || t.isSignlessInteger(16) ||
+      t.isSignlessInteger(32) || t.isSignlessInteger(64))
+    return "i" + std::to_string(t.getIntOrFloatBitWidth());
+  return "";
+}
+
+/// True when `v`, computed in `loop`'s body, depends only on the induction
+/// variable and values from before the loop through pure ops without
+/// regions: tile-gpu-pipeline can compute it for iterations ahead.
+bool runsAhead(Value v, scf::ForOp loop, int depth = 0) {
+  if (depth > 32)
+    return false;
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return arg.getOwner() != loop.getBody() || arg == loop.getInductionVar();
+  Operation *def = v.getDefiningOp();
+  if (!loop.getBody()->findAncestorOpInBlock(*def))
+    return true; // defined before the loop
+  if (def->getBlock() != loop.getBody() || def->getNumRegions() != 0 ||
+      !isMemoryEffectFree(def))
+    return false;
+  return llvm::all_of(def->getOperands(),
+                      [&](Value o) { return runsAhead(o, loop, depth + 1); });
+}
+
+/// Whether the tile `v` reaches an operand A or B of a `kiln.dot` in its
+/// block through reshapes, transpositions and one-operand elementwise ops.
+bool feedsDotOperand(Value v) {
+  Block *block = v.getParentBlock();
+  SmallVector<Value> work{v};
+  for (unsigned steps = 0; !work.empty() && steps < 64; ++steps) {
+    Value x = work.pop_back_val();
+    for (OpOperand &use : x.getUses()) {
+      Operation *user = use.getOwner();
+      if (user->getBlock() != block)
+        continue;
+      if (isa<kiln::DotOp>(user)) {
+        if (use.getOperandNumber() < 2)
+          return true;
+        continue;
+      }
+      if (isa<kiln::ReshapeOp, kiln::TransOp>(user) ||
+          (user->getNumResults() == 1 && user->getNumOperands() == 1 &&
+           user->hasTrait<OpTrait::Elementwise>()))
+        work.push_back(user->getResult(0));
+    }
+  }
+  return false;
+}
+
+/// The stages of the variant (the language's default 2).
+int64_t variantStages(ModuleOp module) {
+  if (auto variant = module->getAttrOfType<DictionaryAttr>(
+          kiln::KilnDialect::getVariantAttrName()))
+    if (auto s = variant.getAs<IntegerAttr>("stages"))
+      return s.getInt();
+  return 2;
+}
+
+/// The tensor-map recipe of a view load, or nullopt when the load does not
+/// qualify (file comment).
+std::optional<llvm::json::Object> tensorMapRecipe(kiln::ViewLoadOp load,
+                                                  ParamExpr &exprs) {
+  auto loop = dyn_cast<scf::ForOp>(load->getParentOp());
+  if (!loop || loop->getParentOfType<LoopLikeOpInterface>())
+    return std::nullopt;
+  auto make = load.getView().getDefiningOp<kiln::MakeViewOp>();
+  RankedTensorType box = load.getType();
+  if (!make || !box.hasStaticShape() || !load.getSizes().empty())
+    return std::nullopt;
+  if (Value other = load.getOther())
+    if (!matchPattern(other, m_AnyZeroFloat()) &&
+        !matchPattern(other, m_Zero()))
+      return std::nullopt; // the hardware fills zeros
+  auto base = dyn_cast<BlockArgument>(make.getBase());
+  auto fn = load->getParentOfType<func::FuncOp>();
+  if (!base || base.getOwner() != &fn.getBody().front())
+    return std::nullopt;
+  auto param =
+      fn.getArgAttrOfType<StringAttr>(base.getArgNumber(), "kiln.name");
+  std::string type = elementTypeName(box.getElementType());
+  if (!param || type.empty())
+    return std::nullopt;
+  for (Value o : load.getOffsets())
+    if (!o.getType().isInteger(32) || !runsAhead(o, loop))
+      return std::nullopt;
+  if (!feedsDotOperand(load.getResult()))
+    return std::nullopt;
+  std::optional<int64_t> innerStride =
+      getConstantIntValue(make.getStrides().back());
+  if (!innerStride || *innerStride != 1)
+    return std::nullopt;
+  std::optional<threads::TensorCopyPlan> plan = threads::planTensorCopy(
+      box.getShape(), getElementBytes(box.getElementType()));
+  if (!plan)
+    return std::nullopt;
+  size_t extended = exprs.extended.size();
+  llvm::json::Array sizes, strides, pieceBox;
+  for (auto [size, stride] : llvm::zip(make.getSizes(), make.getStrides())) {
+    std::optional<std::string> a = exprs.build(size);
+    std::optional<std::string> b = exprs.build(stride);
+    if (!a || !b) {
+      exprs.extended.resize(extended);
+      return std::nullopt;
+    }
+    sizes.push_back(*a);
+    strides.push_back(*b);
+  }
+  for (int64_t d : plan->pieceBox)
+    pieceBox.push_back(d);
+  return llvm::json::Object{{"param", param.getValue().str()},
+                            {"type", type},
+                            {"sizes", std::move(sizes)},
+                            {"strides", std::move(strides)},
+                            {"box", std::move(pieceBox)},
+                            {"swizzle", plan->swizzle}};
+}
+
+/// Chooses the view loads of `fn` that tensor copies take (file comment):
+/// marks each with its map's index (kTensorMapAttr), appends a kernel
+/// argument per map and its recipe to `maps`.
+void chooseTensorCopies(func::FuncOp fn, llvm::json::Array &maps,
+                        llvm::json::Array &holds) {
+  if (variantStages(fn->getParentOfType<ModuleOp>()) < 2)
+    return;
+  ParamExpr exprs(fn);
+  std::vector<std::string> recipes;
+  fn.walk([&](kiln::ViewLoadOp load) {
+    std::optional<llvm::json::Object> recipe = tensorMapRecipe(load, exprs);
+    if (!recipe)
+      return;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << llvm::json::Value(llvm::json::Object(*recipe));
+    auto it = llvm::find(recipes, text);
+    size_t index = it - recipes.begin();
+    if (it == recipes.end()) {
+      recipes.push_back(text);
+      maps.push_back(std::move(*recipe));
+      MLIRContext *ctx = fn.getContext();
+      ctx->getOrLoadDialect<LLVM::LLVMDialect>();
+      Builder b(ctx);
+      (void)fn.insertArgument(
+          fn.getNumArguments(), LLVM::LLVMPointerType::get(ctx),
+          b.getDictionaryAttr(b.getNamedAttr(
+              kTensorMapAttr, b.getI64IntegerAttr(int64_t(index)))),
+          fn.getLoc());
+    }
+    load->setAttr(kTensorMapAttr,
+                  IntegerAttr::get(IntegerType::get(fn.getContext(), 64),
+                                   int64_t(index)));
+  });
+  for (const std::string &e : exprs.extended)
+    holds.push_back(
+        llvm::formatv("(&& (>= {0} 0) (< {0} 2147483648))", e).str());
+}
+
 } // namespace
 
-std::string kiln::gpu::addFastPathAssumptions(ModuleOp module,
-                                              const GPUTarget &target) {
-  llvm::json::Array align, div, holds;
+FastPathAssumptions kiln::gpu::addFastPathAssumptions(ModuleOp module,
+                                                      const GPUTarget &target) {
+  llvm::json::Array align, div, holds, maps;
   module.walk([&](func::FuncOp fn) {
     if (!fn->hasAttr("kiln.kernel"))
       return;
@@ -250,9 +442,17 @@ std::string kiln::gpu::addFastPathAssumptions(ModuleOp module,
     }
     if (target.hasRangeCheckedAccess)
       boundViewStrides(fn, holds);
+    if (target.hasTensorCopy)
+      chooseTensorCopies(fn, maps, holds);
   });
-  if (align.empty() && div.empty() && holds.empty())
-    return "";
+  FastPathAssumptions result;
+  if (!maps.empty()) {
+    llvm::raw_string_ostream os(result.tensorMaps);
+    os << llvm::json::Value(std::move(maps));
+  }
+  if (align.empty() && div.empty() && holds.empty() &&
+      result.tensorMaps.empty())
+    return result;
   llvm::json::Object j;
   if (!align.empty())
     j["align16"] = std::move(align);
@@ -260,10 +460,9 @@ std::string kiln::gpu::addFastPathAssumptions(ModuleOp module,
     j["div16"] = std::move(div);
   if (!holds.empty())
     j["holds"] = std::move(holds);
-  std::string out;
-  llvm::raw_string_ostream os(out);
+  llvm::raw_string_ostream os(result.assumes);
   os << llvm::json::Value(std::move(j));
-  return out;
+  return result;
 }
 
 namespace {
@@ -279,10 +478,13 @@ struct FastPathPass
           << target << "'; known: " << llvm::join(getGPUTargetNames(), ", ");
       return signalPassFailure();
     }
-    std::string assumes = addFastPathAssumptions(module, *t);
-    if (!assumes.empty())
+    FastPathAssumptions a = addFastPathAssumptions(module, *t);
+    if (!a.assumes.empty())
       module->setAttr("kiln_gpu.assumes",
-                      StringAttr::get(module.getContext(), assumes));
+                      StringAttr::get(module.getContext(), a.assumes));
+    if (!a.tensorMaps.empty())
+      module->setAttr("kiln_gpu.tensor_maps",
+                      StringAttr::get(module.getContext(), a.tensorMaps));
   }
 };
 

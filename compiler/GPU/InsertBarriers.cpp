@@ -27,6 +27,13 @@
 // pending, untouched by barriers, and count as written from the next wait
 // on (RAW: a barrier between that wait and a read).
 //
+// Tensor copies (`kiln_gpu.tensor_load`) likewise count as writes for the
+// accesses before them, but their bytes become visible to each thread at
+// its `kiln_gpu.mbarrier_wait`, with no barrier: they are never pending.
+// Initializing and invalidating a transaction barrier writes its bytes,
+// arriving at and waiting on it reads them (so the threads' first wait
+// comes after a barrier that follows the initialization).
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/GPU/IR/KilnGPUDialect.h"
@@ -102,9 +109,10 @@ struct State {
 
 /// The bytes an op (or anything nested in it) accesses.
 struct Accesses {
-  Ranges reads, writes, asyncWrites;
+  Ranges reads, writes, asyncWrites, tensorWrites;
   bool empty() const {
-    return reads.empty() && writes.empty() && asyncWrites.empty();
+    return reads.empty() && writes.empty() && asyncWrites.empty() &&
+           tensorWrites.empty();
   }
 };
 
@@ -134,6 +142,12 @@ private:
         buffer = s.getBuffer(), set = &acc.writes;
       else if (auto c = dyn_cast<AsyncCopyOp>(inner))
         buffer = c.getBuffer(), set = &acc.asyncWrites;
+      else if (auto t = dyn_cast<TensorLoadOp>(inner))
+        buffer = t.getBuffer(), set = &acc.tensorWrites;
+      else if (isa<MbarrierInitOp, MbarrierInvalOp>(inner))
+        buffer = inner->getOperand(0), set = &acc.writes;
+      else if (isa<MbarrierArriveTxOp, MbarrierWaitOp>(inner))
+        buffer = inner->getOperand(0);
       else
         return WalkResult::advance();
       return failed(addRange(inner, buffer, *set)) ? WalkResult::interrupt()
@@ -169,7 +183,9 @@ private:
     // slot the copy overwrites), so it counts every written byte.
     return races(s, acc.reads, acc.writes) ||
            s.written.overlaps(acc.asyncWrites) ||
-           s.read.overlaps(acc.asyncWrites);
+           s.read.overlaps(acc.asyncWrites) ||
+           s.written.overlaps(acc.tensorWrites) ||
+           s.read.overlaps(acc.tensorWrites);
   }
 
   /// True when `v` may differ between the threads of a program: it

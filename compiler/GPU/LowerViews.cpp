@@ -50,6 +50,12 @@
 // offsets that are not bounded would only be loop-invariant 64-bit values
 // held across the loop).
 //
+// Tensor copies. A view load that tile-gpu-fast-path chose for the
+// target's tensor copies (marked `kiln_gpu.tensor_map = i`) becomes
+// `kiln_gpu.tensor_box_load` of the kernel argument with the same mark, its
+// offsets and the pointer form above: tile-gpu-pipeline copies it with the
+// map, or falls back to the pointer form.
+//
 // Views carried by scf.for, scf.if and scf.while (a `var` view reassigned
 // in a loop or a branch) travel as their parts: a 1:N type conversion of
 // the structured control flow. A view anywhere else (a function argument,
@@ -58,6 +64,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Dialect/KilnDialect.h"
+#include "compiler/GPU/IR/KilnGPUDialect.h"
 #include "compiler/GPU/Passes.h"
 #include "compiler/GPU/StageUtils.h"
 
@@ -359,6 +366,20 @@ struct ViewLoadLowering : BoxLowering<ViewLoadOp> {
     Value other;
     if (ValueRange given = adaptor.getOther(); !given.empty())
       other = SplatOp::create(rewriter, op.getLoc(), type, given.front());
+    // A box tile-gpu-fast-path chose for tensor copies keeps its map and
+    // offsets beside the pointer form (file comment).
+    if (auto index = op->getAttrOfType<IntegerAttr>(gpu::kTensorMapAttr)) {
+      auto fn = op->getParentOfType<func::FuncOp>();
+      for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+        if (fn.getArgAttr(i, gpu::kTensorMapAttr) == index) {
+          rewriter.replaceOpWithNewOp<gpu::TensorBoxLoadOp>(
+              op, type, fn.getArgument(i), flatten(adaptor.getOffsets()),
+              box.ptrs, box.mask, other, index);
+          return success();
+        }
+      return op->emitOpError("has no kernel argument for tensor map ")
+             << index.getInt();
+    }
     rewriter.replaceOpWithNewOp<LoadOp>(op, box.ptrs, box.mask, other);
     return success();
   }

@@ -44,15 +44,19 @@ def TileGPUFastPath : Pass<"tile-gpu-fast-path", "mlir::ModuleOp"> {
     a pass for tests: pointer parameters without `@align` get
     `kiln.align = 16`, integer parameters without `@div` `kiln.div = 16`,
     and on targets with range-checked accesses the runtime strides of view
-    boxes are clamped (`arith.minui`) to the bounds the image assumes. The
-    module attribute `kiln_gpu.assumes` receives the image's "assumes" JSON
-    (docs/bundle.md); none when it assumes nothing.
+    boxes are clamped (`arith.minui`) to the bounds the image assumes; on
+    targets with tensor copies the view loads they take are marked
+    `kiln_gpu.tensor_map = i` and the kernel gets an `!llvm.ptr` argument
+    per map. The module attributes `kiln_gpu.assumes` and
+    `kiln_gpu.tensor_maps` receive the image's "assumes" JSON and its
+    "tensor_maps" array (docs/bundle.md); none when it assumes nothing.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"",
            "GPU arch (e.g. sm_80, gfx942)">,
   ];
-  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 def TileGPULowerViews : Pass<"tile-gpu-lower-views", "mlir::ModuleOp"> {
@@ -78,13 +82,18 @@ def TileGPULowerViews : Pass<"tile-gpu-lower-views", "mlir::ModuleOp"> {
     `base + sum_d o_d * stride_d`, splat, plus the lanes' offsets
     `sum_d arange(0, S_d) * stride_d`, which convert-tile-to-gpu-threads
     accesses as a uniform base plus 32-bit offsets. The mask is the same.
+
+    A view load marked `kiln_gpu.tensor_map = i` (tile-gpu-fast-path)
+    becomes a `kiln_gpu.tensor_box_load` of the kernel argument with the
+    same mark, its offsets and the pointer form above.
   }];
   let options = [
     Option<"relativeOffsets", "relative-offsets", "bool",
            /*default=*/"false",
            "Address each box as its origin plus offsets relative to it">,
   ];
-  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::kiln::gpu::KilnGPUDialect"];
 }
 
 def TileGPUAssignLayouts : Pass<"tile-gpu-assign-layouts", "mlir::ModuleOp"> {

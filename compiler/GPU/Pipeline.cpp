@@ -28,6 +28,22 @@
 // iteration i - 1 read) is placed by tile-gpu-insert-barriers, which knows
 // that a copy's bytes land at the wait.
 //
+// Tensor copies (targets with TMA; docs/codegen-gpu.md, "Tensor copies").
+// A `kiln_gpu.tensor_box_load` the loop pipelines is copied by one thread
+// with its tensor map instead: each slot has a transaction barrier
+// (8 bytes of `bars`, initialized before the prologue with one arrival
+// per such load), the copy into slot w is
+//
+//   if (thread == 0 && runs) { mbarrier_arrive_tx bars[w] bytes T
+//                              tensor_load buf[w] <- map[coords] (per piece) }
+//
+// and the iteration waits for its slot's phase, `mbarrier_wait bars[r],
+// phase`, where the carried `phase` flips each time r wraps; the bytes are
+// then visible without a barrier. Copies for iterations past the end are
+// not started, so nothing is waited for after the loop; the barriers are
+// invalidated there. A tensor_box_load left unpipelined becomes the
+// `kiln.load` of its pointer form.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/GPU/ThreadLowering.h"
@@ -67,10 +83,31 @@ bool isZeroTile(Value v) {
   return false;
 }
 
+/// The pointer form of a load this pass pipelines: `kiln.load` or
+/// `kiln_gpu.tensor_box_load`.
+struct LoadParts {
+  Value ptr, mask, other;
+};
+LoadParts getLoadParts(Operation *op) {
+  if (auto load = dyn_cast<kiln::LoadOp>(op))
+    return {load.getPtr(), load.getMask(), load.getOther()};
+  auto box = cast<TensorBoxLoadOp>(op);
+  return {box.getPtrs(), box.getMask(), box.getOther()};
+}
+
+/// The `kiln.load` a tensor_box_load means.
+void replaceByPointerLoad(TensorBoxLoadOp box) {
+  OpBuilder b(box);
+  Value load = kiln::LoadOp::create(b, box.getLoc(), box.getPtrs(),
+                                    box.getMask(), box.getOther());
+  box.replaceAllUsesWith(load);
+  box.erase();
+}
+
 /// True when the value of `load` reaches an operand A or B of a
 /// `kiln.dot` in its block through data movement and casts.
-bool feedsDot(kiln::LoadOp load) {
-  SmallVector<Value> work{load.getResult()};
+bool feedsDot(Operation *load) {
+  SmallVector<Value> work{load->getResult(0)};
   for (unsigned steps = 0; !work.empty() && steps < 64; ++steps) {
     Value v = work.pop_back_val();
     for (OpOperand &use : v.getUses()) {
@@ -108,27 +145,56 @@ public:
 
 private:
   /// The loads of the body that feed a dot and can be copied
-  /// asynchronously.
+  /// asynchronously (by the threads, or with a tensor map).
   void collectLoads() {
     if (!c.target->hasAsyncCopy)
       return;
-    for (auto load : loop.getBody()->getOps<kiln::LoadOp>()) {
-      auto ptrType = dyn_cast<RankedTensorType>(load.getPtr().getType());
-      if (!ptrType || !getLayout(ptrType) || !feedsDot(load))
+    for (Operation &op : *loop.getBody()) {
+      if (!isa<kiln::LoadOp, TensorBoxLoadOp>(op))
         continue;
-      if (load.getOther() && !isZeroTile(load.getOther()))
+      LoadParts parts = getLoadParts(&op);
+      auto ptrType = dyn_cast<RankedTensorType>(parts.ptr.getType());
+      if (!ptrType || !getLayout(ptrType) || !feedsDot(&op))
+        continue;
+      if (parts.other && !isZeroTile(parts.other))
         continue; // masked-off elements must read zero, as copies write
       Type elem = getPointeeType(ptrType);
+      if (isa<TensorBoxLoadOp>(op) && c.target->hasTensorCopy)
+        if (std::optional<threads::TensorCopyPlan> plan =
+                threads::planTensorCopy(ptrType.getShape(),
+                                        getElementBytes(elem))) {
+          loads.push_back(&op);
+          plans.push_back(plan);
+          continue;
+        }
       threads::SharedTile tile =
           threads::getSharedTile(Value(), Value(), ptrType.getShape(), elem);
       threads::AccessPlan p =
-          threads::planAccess(c, load.getPtr(), load.getMask(), ptrType);
+          threads::planAccess(c, parts.ptr, parts.mask, ptrType);
       int32_t width =
           threads::getSharedRunWidth(tile, getLinearLayout(ptrType), p.vector);
       if (width * tile.elemBytes < 4)
         continue; // the smallest asynchronous copy is 4 bytes
-      loads.push_back(load);
+      loads.push_back(&op);
+      plans.push_back(std::nullopt);
     }
+  }
+
+  /// Whether load `i` is copied with its tensor map.
+  bool isTensorCopy(size_t i) const { return plans[i].has_value(); }
+  bool hasTensorCopies() const {
+    return llvm::any_of(plans, [](const auto &p) { return p.has_value(); });
+  }
+  bool hasThreadCopies() const {
+    return llvm::any_of(plans, [](const auto &p) { return !p.has_value(); });
+  }
+  /// The buffers of the loads the threads copy.
+  SmallVector<Value> threadCopyBuffers() const {
+    SmallVector<Value> out;
+    for (size_t i = 0; i < loads.size(); ++i)
+      if (!isTensorCopy(i))
+        out.push_back(buffers[i]);
+    return out;
   }
 
   /// The ops that compute the loads' addresses and masks (`slice`) and the
@@ -138,10 +204,16 @@ private:
     Block *body = loop.getBody();
     auto yield = cast<scf::YieldOp>(body->getTerminator());
     SmallVector<Value> work;
-    for (kiln::LoadOp load : loads) {
-      work.push_back(load.getPtr());
-      if (load.getMask())
-        work.push_back(load.getMask());
+    for (auto [i, load] : llvm::enumerate(loads)) {
+      if (isTensorCopy(i)) {
+        auto box = cast<TensorBoxLoadOp>(load);
+        llvm::append_range(work, box.getCoords());
+        continue;
+      }
+      LoadParts parts = getLoadParts(load);
+      work.push_back(parts.ptr);
+      if (parts.mask)
+        work.push_back(parts.mask);
     }
     llvm::SetVector<Operation *> ops;
     while (!work.empty()) {
@@ -170,9 +242,7 @@ private:
     // Values computed from loop-carried ones run ahead: they may feed only
     // the slice, the loads and the carried values' own yields.
     DenseSet<Operation *> inSlice(ops.begin(), ops.end());
-    DenseSet<Operation *> loadOps;
-    for (kiln::LoadOp load : loads)
-      loadOps.insert(load);
+    DenseSet<Operation *> loadOps(loads.begin(), loads.end());
     DenseSet<Value> ahead;
     for (unsigned idx : carried) {
       if (!loop->getResult(idx).use_empty())
@@ -241,17 +311,24 @@ private:
       map.map(body->getArgument(idx + 1), v);
     for (Operation *op : slice)
       b.clone(*op, map);
-    for (auto [load, buffer] : llvm::zip(loads, buffers)) {
-      Location loc = load.getLoc();
-      Value ptr = map.lookupOrDefault(load.getPtr());
+    for (auto [i, load] : llvm::enumerate(loads)) {
+      Location loc = load->getLoc();
+      if (isTensorCopy(i)) {
+        issueTensorCopy(b, cast<TensorBoxLoadOp>(load), *plans[i], buffers[i],
+                        slot, runs, map);
+        continue;
+      }
+      LoadParts parts = getLoadParts(load);
+      Value ptr = map.lookupOrDefault(parts.ptr);
       auto maskType = cast<RankedTensorType>(getI1SameShape(ptr.getType()));
       Value mask = kiln::SplatOp::create(b, loc, maskType, runs);
-      if (load.getMask())
-        mask = arith::AndIOp::create(b, loc, map.lookupOrDefault(load.getMask()),
+      if (parts.mask)
+        mask = arith::AndIOp::create(b, loc, map.lookupOrDefault(parts.mask),
                                      mask);
-      AsyncCopyTileOp::create(b, loc, buffer, slot, ptr, mask);
+      AsyncCopyTileOp::create(b, loc, buffers[i], slot, ptr, mask);
     }
-    AsyncCommitOp::create(b, loop.getLoc());
+    if (hasThreadCopies())
+      AsyncCommitOp::create(b, loop.getLoc());
     auto yield = cast<scf::YieldOp>(body->getTerminator());
     DenseMap<unsigned, Value> out;
     for (unsigned idx : carried)
@@ -259,17 +336,78 @@ private:
     return out;
   }
 
+  /// `if (thread == 0 && runs)`: announces the slot's bytes on its
+  /// barrier and starts the tensor copies of `box`'s pieces into `slot`.
+  void issueTensorCopy(OpBuilder &b, TensorBoxLoadOp box,
+                       const threads::TensorCopyPlan &plan, Value buffer,
+                       Value slot, Value runs, IRMapping &map) {
+    Location loc = box.getLoc();
+    Value first = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                              HwIdOp::create(b, loc, HwIdKind::thread),
+                              threads::i32Const(b, loc, 0)),
+        runs);
+    auto ifOp = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    int64_t slotBytes = plan.pieces * plan.pieceBytes;
+    Value bar = arith::MulIOp::create(b, loc, slot, threads::i32Const(b, loc, 8));
+    MbarrierArriveTxOp::create(b, loc, bars, bar,
+                               b.getI32IntegerAttr(int32_t(slotBytes)));
+    Value slotStart = arith::MulIOp::create(
+        b, loc, slot, threads::i32Const(b, loc, int32_t(slotBytes)));
+    SmallVector<Value> coords;
+    for (Value c : box.getCoords())
+      coords.push_back(map.lookupOrDefault(c));
+    Value inner = coords.back();
+    for (int64_t j = 0; j < plan.pieces; ++j) {
+      coords.back() =
+          j ? arith::AddIOp::create(
+                  b, loc, inner,
+                  threads::i32Const(b, loc, int32_t(j * plan.pieceBox.back())))
+            : inner;
+      Value offset =
+          j ? arith::AddIOp::create(
+                  b, loc, slotStart,
+                  threads::i32Const(b, loc, int32_t(j * plan.pieceBytes)))
+            : slotStart;
+      TensorLoadOp::create(b, loc, buffer, offset, box.getMap(), coords, bars,
+                           bar);
+    }
+  }
+
   void rewrite() {
     Location loc = loop.getLoc();
     OpBuilder b(loop);
     int32_t d = stages - 1;
-    for (kiln::LoadOp load : loads) {
-      auto ptrType = cast<RankedTensorType>(load.getPtr().getType());
+    int32_t tensorCopies = 0;
+    for (auto [i, load] : llvm::enumerate(loads)) {
+      auto ptrType = cast<RankedTensorType>(getLoadParts(load).ptr.getType());
       int64_t slotBytes =
           ptrType.getNumElements() * getElementBytes(getPointeeType(ptrType));
-      buffers.push_back(threads::allocShared(
-          b, load.getLoc(), stages * slotBytes,
-          std::clamp<int64_t>(slotBytes, 16, 128)));
+      int64_t alignment = std::clamp<int64_t>(slotBytes, 16, 128);
+      if (isTensorCopy(i)) {
+        alignment = plans[i]->alignment;
+        ++tensorCopies;
+      }
+      buffers.push_back(threads::allocShared(b, load->getLoc(),
+                                             stages * slotBytes, alignment));
+    }
+    // The slots' transaction barriers, ready before the prologue's copies
+    // (the barrier pass puts a barrier between their initialization and
+    // the other threads' waits).
+    if (tensorCopies) {
+      bars = threads::allocShared(b, loc, 8 * stages, 8);
+      Value first = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq,
+          HwIdOp::create(b, loc, HwIdKind::thread),
+          threads::i32Const(b, loc, 0));
+      auto ifOp = scf::IfOp::create(b, loc, first, false);
+      OpBuilder ib = OpBuilder::atBlockBegin(ifOp.thenBlock());
+      for (int32_t s = 0; s < stages; ++s)
+        MbarrierInitOp::create(ib, loc, bars, threads::i32Const(ib, loc, 8 * s),
+                               ib.getI32IntegerAttr(tensorCopies));
     }
     // Prologue: iterations 0 .. d - 1 into slots 0 .. d - 1.
     DenseMap<unsigned, Value> carriedValues;
@@ -295,11 +433,26 @@ private:
       return arith::SelectOp::create(bb, loc, wraps,
                                      threads::i32Const(bb, loc, 0), next);
     };
+    // With tensor copies, also the parity of the read slot's phase, which
+    // flips when the read slot wraps.
+    SmallVector<Value> inits{readInit, writeInit};
+    if (bars)
+      inits.push_back(threads::i32Const(b, loc, 0));
     FailureOr<LoopLikeOpInterface> replaced = loop.replaceWithAdditionalYields(
-        rewriter, ValueRange{readInit, writeInit},
-        /*replaceInitOperandUsesInLoop=*/false,
+        rewriter, inits, /*replaceInitOperandUsesInLoop=*/false,
         [&](OpBuilder &bb, Location, ArrayRef<BlockArgument> args) {
-          return SmallVector<Value>{bump(bb, args[0]), bump(bb, args[1])};
+          SmallVector<Value> next{bump(bb, args[0]), bump(bb, args[1])};
+          if (bars) {
+            Value wraps = arith::CmpIOp::create(
+                bb, loc, arith::CmpIPredicate::eq, next[0],
+                threads::i32Const(bb, loc, 0));
+            next.push_back(arith::SelectOp::create(
+                bb, loc, wraps,
+                arith::XOrIOp::create(bb, loc, args[2],
+                                      threads::i32Const(bb, loc, 1)),
+                args[2]));
+          }
+          return next;
         });
     assert(succeeded(replaced) && "scf.for takes more iter args");
     loop = cast<scf::ForOp>(replaced->getOperation());
@@ -317,7 +470,14 @@ private:
     // product's wait in iteration i covers (ThreadWarpgroup.cpp keeps one
     // batch of them in flight).
     b.setInsertionPointToStart(body);
-    AsyncWaitOp::create(b, loc, buffers, b.getI32IntegerAttr(stages - 2));
+    if (hasThreadCopies())
+      AsyncWaitOp::create(b, loc, threadCopyBuffers(),
+                          b.getI32IntegerAttr(stages - 2));
+    if (bars)
+      MbarrierWaitOp::create(
+          b, loc, bars,
+          arith::MulIOp::create(b, loc, readSlot, threads::i32Const(b, loc, 8)),
+          body->getArgument(numIter + 3));
     // (Test fault, docs/emulator.md: the copies start before the product
     // while the previous batch may still read the slot they overwrite.)
     if (hasInFlightProduct()) {
@@ -335,6 +495,7 @@ private:
       yield->setOperand(idx, v);
     for (auto [load, buffer] : llvm::zip(loads, buffers)) {
       Value own;
+      Type loadType = load->getResult(0).getType();
       for (OpOperand &use : llvm::make_early_inc_range(load->getUses())) {
         Operation *user = use.getOwner();
         if (auto convert = dyn_cast<ConvertLayoutOp>(user)) {
@@ -350,12 +511,12 @@ private:
           continue;
         if (!own) {
           b.setInsertionPoint(load);
-          own = ReadTileOp::create(b, load.getLoc(), load.getType(), buffer,
+          own = ReadTileOp::create(b, load->getLoc(), loadType, buffer,
                                    readSlot, nullptr, nullptr);
         }
         use.set(own);
       }
-      load.erase();
+      load->erase();
     }
     // The original address computation is dead now.
     for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
@@ -363,7 +524,21 @@ private:
         op.erase();
 
     b.setInsertionPointAfter(loop);
-    AsyncWaitOp::create(b, loc, buffers, b.getI32IntegerAttr(0));
+    if (hasThreadCopies())
+      AsyncWaitOp::create(b, loc, threadCopyBuffers(), b.getI32IntegerAttr(0));
+    if (bars) {
+      // Every copy started was waited for in the loop: the barriers' bytes
+      // may serve other buffers from here on.
+      Value first = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq,
+          HwIdOp::create(b, loc, HwIdKind::thread),
+          threads::i32Const(b, loc, 0));
+      auto ifOp = scf::IfOp::create(b, loc, first, false);
+      OpBuilder ib = OpBuilder::atBlockBegin(ifOp.thenBlock());
+      for (int32_t s = 0; s < stages; ++s)
+        MbarrierInvalOp::create(ib, loc, bars,
+                                threads::i32Const(ib, loc, 8 * s));
+    }
   }
 
   /// A load whose only use goes through reshapes, then at most one
@@ -418,7 +593,7 @@ private:
           break;
         v = def->getOperand(0);
       }
-      auto load = v.getDefiningOp<kiln::LoadOp>();
+      Operation *load = v.getDefiningOp();
       return load && llvm::is_contained(loads, load);
     };
     return llvm::any_of(
@@ -431,8 +606,13 @@ private:
   scf::ForOp loop;
   int32_t stages;
   const threads::Context &c;
-  SmallVector<kiln::LoadOp> loads;
+  SmallVector<Operation *> loads;
+  /// Per load: how tensor copies write it, or nullopt for the threads'
+  /// asynchronous copies.
+  SmallVector<std::optional<threads::TensorCopyPlan>> plans;
   SmallVector<Value> buffers;
+  /// The slots' transaction barriers (with tensor copies).
+  Value bars;
   SmallVector<Operation *> slice;
   llvm::SetVector<unsigned> carried;
 };
@@ -454,14 +634,19 @@ struct PipelinePass
         if (auto s = variant.getAs<IntegerAttr>("stages"))
           depth = int32_t(s.getInt());
     }
-    if (depth < 2)
-      return;
-    AxisInfoAnalysis axis(module);
-    threads::Context c{config->target, &axis, false};
-    SmallVector<scf::ForOp> loops;
-    module.walk([&](scf::ForOp loop) { loops.push_back(loop); });
-    for (scf::ForOp loop : loops)
-      LoopPipeliner(loop, depth, c).run();
+    if (depth >= 2) {
+      AxisInfoAnalysis axis(module);
+      threads::Context c{config->target, &axis, false};
+      SmallVector<scf::ForOp> loops;
+      module.walk([&](scf::ForOp loop) { loops.push_back(loop); });
+      for (scf::ForOp loop : loops)
+        LoopPipeliner(loop, depth, c).run();
+    }
+    // Boxes no loop took for tensor copies load through their pointers.
+    SmallVector<TensorBoxLoadOp> left;
+    module.walk([&](TensorBoxLoadOp box) { left.push_back(box); });
+    for (TensorBoxLoadOp box : left)
+      replaceByPointerLoad(box);
   }
 };
 

@@ -105,7 +105,8 @@ kiln::gpu::compileWithFastPath(ModuleOp variant, llvm::StringRef arch,
   if (!target)
     return makeError("unknown GPU arch '" + arch + "'");
   OwningOpRef<ModuleOp> fast(cast<ModuleOp>(variant->clone()));
-  std::string assumes = addFastPathAssumptions(*fast, *target);
+  FastPathAssumptions fastPath = addFastPathAssumptions(*fast, *target);
+  std::string assumes = fastPath.assumes;
   std::string fastEntry = (entry + "_a16").str();
   // Same code but for the name: the assumptions bought nothing.
   auto sameCode = [&](std::string genericCode, std::string fastCode) {
@@ -114,7 +115,7 @@ kiln::gpu::compileWithFastPath(ModuleOp variant, llvm::StringRef arch,
       fastCode.replace(pos, fastEntry.size(), entry.str());
     return fastCode == genericCode;
   };
-  if (!assumes.empty() && codeOf) {
+  if (!assumes.empty() && fastPath.tensorMaps.empty() && codeOf) {
     llvm::Expected<std::string> a = codeOf(variant, entry);
     if (!a)
       return a.takeError();
@@ -133,13 +134,26 @@ kiln::gpu::compileWithFastPath(ModuleOp variant, llvm::StringRef arch,
   llvm::Expected<VariantImages> fastImages = compileOne(*fast, fastEntry);
   if (!fastImages)
     return fastImages.takeError();
-  if (!codeOf && sameCode(generic->code, fastImages->code))
+  if (!codeOf && fastPath.tensorMaps.empty() &&
+      sameCode(generic->code, fastImages->code))
     return images;
   for (CodeObject &o : fastImages->images) {
     o.assumesJson = assumes;
+    if (!fastPath.tensorMaps.empty())
+      o.tensorMapsJson = fastPath.tensorMaps;
     images.push_back(std::move(o));
   }
   return images;
+}
+
+bool kiln::gpu::GPUBackend::makeFastPath(ModuleOp variant,
+                                        llvm::StringRef arch) {
+  registerTargets();
+  const GPUTarget *target = lookupGPUTarget(arch);
+  if (!target)
+    return false;
+  FastPathAssumptions a = addFastPathAssumptions(variant, *target);
+  return !a.assumes.empty() || !a.tensorMaps.empty();
 }
 
 bool kiln::gpu::GPUBackend::handlesArch(llvm::StringRef arch) const {

@@ -82,6 +82,7 @@ public:
   llvm::Expected<std::vector<CodeObject>>
   compileImages(mlir::ModuleOp variant, llvm::StringRef arch,
                 llvm::StringRef entry) override;
+  bool makeFastPath(mlir::ModuleOp variant, llvm::StringRef arch) override;
 
 protected:
   /// Registers the backend's target descriptions (once).

@@ -37,13 +37,22 @@ bool computesInAnyLayout(mlir::Operation *op);
 /// The fast path of a variant for `target` (FastPath.cpp,
 /// docs/codegen-gpu.md): marks the kernel's pointer parameters without
 /// `@align` `kiln.align = 16` and its integer parameters (32 and 64 bits)
-/// without `@div` `kiln.div = 16`, as Triton specializes at launch, and on
+/// without `@div` `kiln.div = 16`, as Triton specializes at launch; on
 /// targets with range-checked accesses bounds the runtime strides of view
-/// boxes. Returns the image's `assumes` JSON ({"align16": [...],
-/// "div16": [...], "holds": [conditions]}), or "" when it assumes nothing
-/// (no fast path).
-std::string addFastPathAssumptions(mlir::ModuleOp module,
-                                   const GPUTarget &target);
+/// boxes; on targets with tensor copies chooses the view loads they take
+/// (each map a new kernel argument). `assumes`: the image's JSON
+/// ({"align16": [...], "div16": [...], "holds": [conditions]}), `tensorMaps`
+/// its "tensor_maps" array; both "" when it assumes nothing (no fast path).
+struct FastPathAssumptions {
+  std::string assumes;
+  std::string tensorMaps;
+};
+FastPathAssumptions addFastPathAssumptions(mlir::ModuleOp module,
+                                           const GPUTarget &target);
+
+/// The attribute on a view load that tensor copies take and on the kernel
+/// argument of its tensor map: the map's index.
+inline constexpr llvm::StringLiteral kTensorMapAttr = "kiln_gpu.tensor_map";
 
 /// For Kiln's own negative tests of the emulator (docs/emulator.md): the
 /// value of fault `name` in $KILN_TEST_FAULT ("drop-barrier=0",

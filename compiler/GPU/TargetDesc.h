@@ -93,6 +93,11 @@ struct GPUTarget {
   /// provably stay below 2^31 bytes take the `kiln_gpu.load`/`store`
   /// base + offset form, with no branch around masked ones.
   bool hasRangeCheckedAccess = false;
+  /// Tensor copies: a box of a global tensor described by a tensor map
+  /// (a kernel argument the runtime encodes) copied into shared memory by
+  /// one thread, completing on a transaction barrier (Hopper's TMA,
+  /// `cp.async.bulk.tensor`); swizzles of 32, 64 and 128 bytes.
+  bool hasTensorCopy = false;
   /// Matrix instructions, best first for each type combination.
   std::vector<MatrixInstr> matrixInstrs;
   /// Peak numbers for `kiln run --bench` shares (0: unknown).

@@ -134,6 +134,25 @@ SharedTile getSharedTile(mlir::Value buffer, mlir::Value base,
                          llvm::ArrayRef<int64_t> shape, mlir::Type elem,
                          llvm::ArrayRef<unsigned> order = {});
 
+/// How tensor copies (TMA) put a tile of `shape` where getSharedLayout
+/// places it: as `pieces` boxes of `pieceBox` (the shape with its
+/// innermost dimension cut to `pieceBox.back()` elements), piece j from
+/// innermost coordinate j x pieceBox.back() on, at byte j x pieceBytes,
+/// with the hardware's `swizzle` (bytes; 0: none) on a buffer aligned to
+/// `alignment`.
+struct TensorCopyPlan {
+  int32_t swizzle = 0;
+  llvm::SmallVector<int64_t, 3> pieceBox;
+  int64_t pieces = 1;
+  int64_t pieceBytes = 0;
+  int64_t alignment = 128;
+};
+/// The plan, or nullopt when no tensor copy writes that placement (or the
+/// shape is beyond the hardware's boxes: rank 1-5, at most 256 per
+/// dimension, rows of whole 16 bytes).
+std::optional<TensorCopyPlan> planTensorCopy(llvm::ArrayRef<int64_t> shape,
+                                             int64_t elemBytes);
+
 /// Where the tile a `kiln_gpu.read_tile` reads sits (its slot, its view
 /// composed in: `where` takes the result's coordinates); `elem` is the
 /// per-thread element type.

@@ -34,6 +34,67 @@ SharedTile getSharedTile(Value buffer, Value base, ArrayRef<int64_t> shape,
   return SharedTile{buffer, base, elem, elemBytes, *where};
 }
 
+std::optional<TensorCopyPlan> planTensorCopy(ArrayRef<int64_t> shape,
+                                             int64_t elemBytes) {
+  unsigned rank = shape.size();
+  if (rank == 0 || rank > 5 || llvm::any_of(shape, [](int64_t d) {
+        return d <= 0 || !llvm::isPowerOf2_64(uint64_t(d));
+      }))
+    return std::nullopt;
+  SmallVector<int32_t, 3> s(shape.begin(), shape.end());
+  std::optional<LinearLayout> where =
+      getSharedLayout(s, elemBytes, {}).invert();
+  if (!where)
+    return std::nullopt;
+  SmallVector<std::string, 3> names;
+  for (unsigned d = 0; d < rank; ++d)
+    names.push_back(dims::tileDim(d));
+  int64_t inner = shape.back(), total = 1;
+  for (int64_t d : shape)
+    total *= d;
+  // The widest swizzle first: a piece's rows are exactly one swizzle span
+  // (the hardware's rule), or, unswizzled, the whole innermost extent.
+  for (int32_t swizzle : {128, 64, 32, 0}) {
+    int64_t pieceInner = swizzle ? swizzle / elemBytes : inner;
+    if (pieceInner < 1 || pieceInner > inner ||
+        (pieceInner * elemBytes) % 16 != 0)
+      continue;
+    TensorCopyPlan plan;
+    plan.swizzle = swizzle;
+    plan.pieceBox.assign(shape.begin(), shape.end());
+    plan.pieceBox.back() = pieceInner;
+    if (llvm::any_of(plan.pieceBox, [](int64_t d) { return d > 256; }))
+      continue;
+    plan.pieces = inner / pieceInner;
+    plan.pieceBytes = total / plan.pieces * elemBytes;
+    plan.alignment = swizzle ? 8 * swizzle : 128;
+    if (plan.pieceBytes % plan.alignment != 0)
+      continue;
+    // Every element where the placement has it: the hardware stores a
+    // piece row-major from its byte 0, then XORs address bits 4.. with
+    // bits 7.. (as many as the swizzle has 16-byte chunks).
+    int64_t chunkMask = swizzle ? swizzle / 16 - 1 : 0;
+    bool ok = true;
+    SmallVector<std::pair<StringRef, int32_t>, 3> coords(rank);
+    for (int64_t flat = 0; ok && flat < total; ++flat) {
+      int64_t rest = flat;
+      for (unsigned d = rank; d-- > 0;) {
+        coords[d] = {names[d], int32_t(rest % shape[d])};
+        rest /= shape[d];
+      }
+      int64_t col = coords.back().second, row = flat / inner;
+      int64_t piece = col / pieceInner;
+      int64_t at = piece * plan.pieceBytes +
+                   (row * pieceInner + col % pieceInner) * elemBytes;
+      at ^= ((at >> 7) & chunkMask) << 4;
+      ok = at == int64_t(where->apply(coords)[0]) * elemBytes;
+    }
+    if (ok)
+      return plan;
+  }
+  return std::nullopt;
+}
+
 Value allocShared(OpBuilder &b, Location loc, int64_t bytes,
                   int64_t alignment) {
   return SharedAllocOp::create(b, loc, SharedBufferType::get(b.getContext()),

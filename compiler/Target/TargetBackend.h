@@ -38,6 +38,9 @@ struct CodeObject {
   /// {"align16": [pointer params], "div16": [integer params],
   /// "holds": [conditions over the integer params]}.
   std::string assumesJson = "{}";
+  /// The tensor maps the image takes after the params (docs/bundle.md,
+  /// "tensor_maps"): a JSON array; "[]": none.
+  std::string tensorMapsJson = "[]";
 };
 
 /// A variant that does not fit the target (shared memory, threads): the
@@ -92,6 +95,12 @@ public:
   /// isBinaryStage.
   virtual std::vector<std::string> getStages() const { return {}; }
   virtual bool isBinaryStage(llvm::StringRef stage) const { return false; }
+  /// Turns `variant` into its fast-path image's module for `arch` (what
+  /// compileImages compiles as the second image; `kiln compile --emit=STAGE
+  /// --fast-path` shows it), returning false when the variant has none.
+  virtual bool makeFastPath(mlir::ModuleOp variant, llvm::StringRef arch) {
+    return false;
+  }
   /// One variant at `stage` (text or bytes). User errors are diagnostics;
   /// a missing tool (e.g. ptxas for a cubin) is an llvm::Error.
   virtual llvm::Expected<std::string> emitStage(mlir::ModuleOp variant,

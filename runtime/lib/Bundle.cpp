@@ -18,6 +18,7 @@
 
 #include "Internal.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -200,22 +201,41 @@ Error bundleError(const std::string &Name, ErrorCode Code,
 const char *kFormatKey = "kiln.format";
 const char *kFormatVersionKey = "kiln.format-version";
 
-/// Checks a binary's kiln.format-version string.
-Error checkFormatVersion(const RawBinary &Raw, const std::string &Name) {
+/// Checks a binary's kiln.format-version string: one this runtime reads
+/// and, for an image (`Manifest` not 0), the manifest's.
+Error checkFormatVersion(const RawBinary &Raw, const std::string &Name,
+                         unsigned &Version, unsigned Manifest = 0) {
   const std::string *V = Raw.lookup(kFormatVersionKey);
   if (!V)
     return bundleError(Name, ErrorCode::InvalidBundle,
                        "bundle is corrupt: the binary at offset " +
                            std::to_string(Raw.Offset) + " has no " +
                            kFormatVersionKey);
-  if (*V != std::to_string(kFormatVersion)) {
+  Version = 0;
+  for (unsigned Known = kMinFormatVersion; Known <= kFormatVersion; ++Known)
+    if (*V == std::to_string(Known))
+      Version = Known;
+  if (!Version) {
     std::string Shown = V->size() > 20 ? V->substr(0, 20) + "..." : *V;
     return bundleError(Name, ErrorCode::UnsupportedVersion,
                        "bundle format version " + Shown +
-                           " is not supported (this runtime reads version " +
-                           std::to_string(kFormatVersion) + ")");
+                           " is not supported " + supportedFormatVersions());
   }
+  if (Manifest && Version != Manifest)
+    return bundleError(Name, ErrorCode::InvalidBundle,
+                       "bundle is corrupt: the binary at offset " +
+                           std::to_string(Raw.Offset) + " has format version " +
+                           *V + ", the manifest " + std::to_string(Manifest));
   return Error::success();
+}
+
+bool sameTensorMaps(const std::vector<TensorMapInfo> &A,
+                    const std::vector<TensorMapInfo> &B) {
+  auto Same = [](const TensorMapInfo &X, const TensorMapInfo &Y) {
+    return X.Param == Y.Param && X.Type == Y.Type && X.Sizes == Y.Sizes &&
+           X.Strides == Y.Strides && X.Box == Y.Box && X.Swizzle == Y.Swizzle;
+  };
+  return A.size() == B.size() && std::equal(A.begin(), A.end(), B.begin(), Same);
 }
 
 /// Attaches the code objects to the manifest's images.
@@ -223,7 +243,8 @@ Error matchImages(const std::vector<RawBinary> &Binaries, BundleData &Data) {
   const std::string &Name = Data.Name;
   for (size_t I = 1; I < Binaries.size(); ++I) {
     const RawBinary &Raw = Binaries[I];
-    if (Error E = checkFormatVersion(Raw, Name))
+    unsigned Version;
+    if (Error E = checkFormatVersion(Raw, Name, Version, Data.FormatVersion))
       return E;
     std::string Where = "bundle is corrupt: image at offset " +
                         std::to_string(Raw.Offset);
@@ -318,7 +339,8 @@ Error matchImages(const std::vector<RawBinary> &Binaries, BundleData &Data) {
           const ImageInfo &A = V.Images[I], &B = V.Images[J];
           if (A.Triple == B.Triple && A.Arch == B.Arch &&
               A.ImageKind == B.ImageKind &&
-              sameAssumptions(A.Assumes, B.Assumes))
+              sameAssumptions(A.Assumes, B.Assumes) &&
+              sameTensorMaps(A.TensorMaps, B.TensorMaps))
             return bundleError(
                 Name, ErrorCode::InvalidBundle,
                 "manifest: kernel '" + K.Name + "': variant " +
@@ -403,7 +425,7 @@ Expected<Bundle> Bundle::readOwned(std::vector<uint8_t> Bytes,
     return bundleError(Data->Name, ErrorCode::InvalidBundle,
                        "not a Kiln bundle (its first offloading binary is "
                        "not a Kiln manifest)");
-  if (Error E = checkFormatVersion(Manifest, Data->Name))
+  if (Error E = checkFormatVersion(Manifest, Data->Name, Data->FormatVersion))
     return E;
   if (Manifest.ImageSize > limits::kMaxManifestBytes)
     return bundleError(Data->Name, ErrorCode::InvalidBundle,

@@ -84,6 +84,7 @@ std::unique_ptr<gpu::Api> bindCuda(void *H, std::string &Missing) {
   Bind(D->cuFuncGetAttribute, {"cuFuncGetAttribute"});
   Bind(D->cuFuncSetAttribute, {"cuFuncSetAttribute"});
   Bind(D->LaunchKernel, {"cuLaunchKernel"});
+  Bind.optional(D->cuTensorMapEncodeTiled, {"cuTensorMapEncodeTiled"});
   Missing = Bind.missing();
   return D;
 }
@@ -214,6 +215,9 @@ int kiln::rt::detail::rankCudaImage(const ImageInfo &Image,
   std::optional<SmArch> A = imageSm(Image);
   if (!A || !T.Sm)
     return 0;
+  // Tensor maps (TMA): Hopper and newer, and a driver that encodes them.
+  if (!Image.TensorMaps.empty() && (T.Sm < 90 || !T.TensorMaps))
+    return 0;
   unsigned Major = A->Sm / 10, Minor = A->Sm % 10;
   unsigned DevMajor = T.Sm / 10, DevMinor = T.Sm % 10;
   if (Image.ImageKind == kImageCubin) {
@@ -252,9 +256,43 @@ std::string kiln::rt::detail::whyNotCuda(const ImageInfo &Image,
     return "needs " + smName(A->Sm);
   if (!Cubin && A->FamilySpecific)
     return "PTX for another family";
-  if (!Cubin && Image.Requires.PtxIsa)
+  if (!Cubin && Image.Requires.PtxIsa &&
+      !ptxIsaProblem(Image.Requires.PtxIsa, T.DriverVersion).empty())
     return ptxIsaProblem(Image.Requires.PtxIsa, T.DriverVersion);
+  if (!Image.TensorMaps.empty() && T.Sm < 90)
+    return "takes TMA tensor maps, which need sm_90";
+  if (!Image.TensorMaps.empty() && !T.TensorMaps)
+    return "takes TMA tensor maps, which this driver (CUDA " +
+           cudaVersionString(T.DriverVersion) +
+           ") cannot encode: cuTensorMapEncodeTiled needs CUDA 12";
   return "";
+}
+
+CudaTensorMapArgs kiln::rt::detail::cudaTensorMapArgs(const TensorMap &M) {
+  CudaTensorMapArgs A;
+  switch (M.ElemBytes) {
+  case 1: A.DataType = cuda::CU_TENSOR_MAP_DATA_TYPE_UINT8; break;
+  case 2: A.DataType = cuda::CU_TENSOR_MAP_DATA_TYPE_UINT16; break;
+  case 4: A.DataType = cuda::CU_TENSOR_MAP_DATA_TYPE_UINT32; break;
+  default: A.DataType = cuda::CU_TENSOR_MAP_DATA_TYPE_UINT64; break;
+  }
+  A.Rank = M.Rank;
+  // CUDA counts dimensions innermost first; the manifest outermost first.
+  for (unsigned D = 0; D < M.Rank; ++D) {
+    unsigned From = M.Rank - 1 - D;
+    A.GlobalDim[D] = uint64_t(M.Sizes[From]);
+    A.BoxDim[D] = uint32_t(M.Box[From]);
+    A.ElementStrides[D] = 1;
+    if (D > 0)
+      A.GlobalStrides[D - 1] = uint64_t(M.Strides[From]);
+  }
+  switch (M.Swizzle) {
+  case 32: A.Swizzle = cuda::CU_TENSOR_MAP_SWIZZLE_32B; break;
+  case 64: A.Swizzle = cuda::CU_TENSOR_MAP_SWIZZLE_64B; break;
+  case 128: A.Swizzle = cuda::CU_TENSOR_MAP_SWIZZLE_128B; break;
+  default: A.Swizzle = cuda::CU_TENSOR_MAP_SWIZZLE_NONE; break;
+  }
+  return A;
 }
 
 std::string kiln::rt::detail::describeCudaTarget(const CudaTarget &T) {
@@ -304,6 +342,7 @@ public:
         D(D), Dev(Dev), Ctx(Ctx) {
     Target.Sm = unsigned(std::atoi(this->Props.Arch.c_str() + 3));
     Target.DriverVersion = this->Props.DriverVersion;
+    Target.TensorMaps = D.cuTensorMapEncodeTiled.Call != nullptr;
   }
   ~CudaDevice() override { D.cuDevicePrimaryCtxRelease(Dev); }
 
@@ -322,6 +361,10 @@ public:
 
   Expected<std::unique_ptr<LoadedImage>>
   loadImage(const ImageInfo &Image, const uint8_t *Bytes) override;
+
+  Error launch(StreamImpl &S, LoadedImage &Image, void **Args,
+               const GridDims &Grid,
+               const std::vector<TensorMap> &Maps) override;
 
 protected:
   // The device's primary context is pushed around every driver call, so
@@ -440,6 +483,61 @@ CudaDevice::loadImage(const ImageInfo &Image, const uint8_t *Bytes) {
                        std::to_string(I.SharedBytes) + " bytes)");
   }
   return std::unique_ptr<LoadedImage>(std::move(*Loaded));
+}
+
+/// "f16 dims [64, 128] strides [256] box [64, 128] swizzle 128B" (CUDA's
+/// order, innermost first), for a failed encode's message.
+std::string describeEncode(const TensorMap &M, const CudaTensorMapArgs &A) {
+  auto List = [](auto *Values, unsigned N) {
+    std::string Out = "[";
+    for (unsigned I = 0; I < N; ++I)
+      Out += (I ? ", " : "") + std::to_string(Values[I]);
+    return Out + "]";
+  };
+  return std::string(typeName(M.Type)) + " dims " + List(A.GlobalDim, A.Rank) +
+         " strides " + List(A.GlobalStrides, A.Rank - 1) + " box " +
+         List(A.BoxDim, A.Rank) + " swizzle " +
+         (M.Swizzle ? std::to_string(M.Swizzle) + "B" : std::string("none"));
+}
+
+Error CudaDevice::launch(StreamImpl &S, LoadedImage &Image, void **Args,
+                         const GridDims &Grid,
+                         const std::vector<TensorMap> &Maps) {
+  if (Maps.empty())
+    return DriverDevice::launch(S, Image, Args, Grid, Maps);
+  if (!D.cuTensorMapEncodeTiled.Call) // rankImage rules such images out
+    return Error(ErrorCode::Driver,
+                 "the CUDA driver " + D.Path +
+                     " does not export cuTensorMapEncodeTiled");
+  // Each map is a kernel argument by value: 128 bytes, 64-byte aligned,
+  // alive until cuLaunchKernel returns. Their slots follow the arguments.
+  std::vector<CUtensorMap> Encoded(Maps.size());
+  size_t Slot = 0;
+  while (Args[Slot])
+    ++Slot;
+  {
+    Scope Sc(*this);
+    if (Error E = Sc.error())
+      return E;
+    for (size_t I = 0; I < Maps.size(); ++I) {
+      const TensorMap &M = Maps[I];
+      CudaTensorMapArgs A = cudaTensorMapArgs(M);
+      CUresult R = D.cuTensorMapEncodeTiled(
+          &Encoded[I], A.DataType, A.Rank,
+          reinterpret_cast<void *>(uintptr_t(M.Base)), A.GlobalDim,
+          A.GlobalStrides, A.BoxDim, A.ElementStrides,
+          CU_TENSOR_MAP_INTERLEAVE_NONE, A.Swizzle,
+          CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      if (R != CUDA_SUCCESS)
+        return fail(D.cuTensorMapEncodeTiled.Symbol, R,
+                    " (tensor map " + std::to_string(I) + " of " +
+                        static_cast<gpu::GpuImage &>(Image).Label + ": " +
+                        describeEncode(M, A) + ")");
+      Args[Slot + I] = &Encoded[I];
+    }
+  }
+  return DriverDevice::launch(S, Image, Args, Grid, {});
 }
 
 const gpu::VendorNames kCuda{"CUDA device", "no CUDA device",

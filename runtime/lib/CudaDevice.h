@@ -24,6 +24,9 @@ constexpr uint16_t kImagePtx = 5;   ///< llvm::object::IMG_PTX
 struct CudaTarget {
   unsigned Sm = 0;       ///< compute capability x 10: 90 for 9.0
   int DriverVersion = 0; ///< cuDriverGetVersion: 12040 for CUDA 12.4
+  /// The driver exports cuTensorMapEncodeTiled (CUDA 12): images with
+  /// tensor maps run.
+  bool TensorMaps = false;
 };
 
 /// An NVIDIA arch string: "sm_90" -> {90, false}, "sm_90a" -> {90, true};
@@ -50,13 +53,27 @@ std::string ptxIsaProblem(unsigned Isa, int DriverVersion);
 
 /// How well a device runs an image: 0 if it cannot; an exact cubin beats
 /// a compatible one (same major version, lower minor), which beats PTX
-/// (JIT-compiled), the PTX for the closest capability first.
+/// (JIT-compiled), the PTX for the closest capability first. An image with
+/// tensor maps needs sm_90 or newer and a driver that encodes them.
 int rankCudaImage(const ImageInfo &Image, const CudaTarget &T);
 /// Why not, for "no image" messages ("needs sm_100"); "" if it runs or is
 /// no NVIDIA image.
 std::string whyNotCuda(const ImageInfo &Image, const CudaTarget &T);
 /// "sm_90: cubin sm_90a, sm_90; PTX for sm_90 and below up to ISA 8.4".
 std::string describeCudaTarget(const CudaTarget &T);
+
+/// The arguments of cuTensorMapEncodeTiled for a tensor map (TensorMap.cpp
+/// checked it): dimensions innermost first.
+struct CudaTensorMapArgs {
+  int DataType = 0; ///< CU_TENSOR_MAP_DATA_TYPE_UINT8/16/32/64 by size
+  uint32_t Rank = 0;
+  uint64_t GlobalDim[kMaxTensorMapRank] = {};
+  uint64_t GlobalStrides[kMaxTensorMapRank - 1] = {}; ///< bytes, dims 1..
+  uint32_t BoxDim[kMaxTensorMapRank] = {};
+  uint32_t ElementStrides[kMaxTensorMapRank] = {}; ///< all 1
+  int Swizzle = 0; ///< CU_TENSOR_MAP_SWIZZLE_*
+};
+CudaTensorMapArgs cudaTensorMapArgs(const TensorMap &M);
 
 } // namespace kiln::rt::detail
 

@@ -79,6 +79,31 @@ constexpr int CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1;
 constexpr int CU_FUNC_ATTRIBUTE_NUM_REGS = 4;
 constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 
+// Tensor maps (cuTensorMapEncodeTiled, CUDA 12.0): an opaque 128-byte,
+// 64-byte-aligned descriptor, passed to a kernel by value.
+struct alignas(64) CUtensorMap {
+  uint64_t Opaque[16];
+};
+static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
+using cuuint32_t = uint32_t;
+using cuuint64_t = uint64_t;
+// CUtensorMapDataType: the runtime passes the unsigned type of the
+// element's size (a plain copy: no conversion, and out-of-bounds elements
+// are zeros whatever the type).
+constexpr int CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0;
+constexpr int CU_TENSOR_MAP_DATA_TYPE_UINT16 = 1;
+constexpr int CU_TENSOR_MAP_DATA_TYPE_UINT32 = 2;
+constexpr int CU_TENSOR_MAP_DATA_TYPE_UINT64 = 4;
+// CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
+// CUtensorMapFloatOOBfill.
+constexpr int CU_TENSOR_MAP_INTERLEAVE_NONE = 0;
+constexpr int CU_TENSOR_MAP_SWIZZLE_NONE = 0;
+constexpr int CU_TENSOR_MAP_SWIZZLE_32B = 1;
+constexpr int CU_TENSOR_MAP_SWIZZLE_64B = 2;
+constexpr int CU_TENSOR_MAP_SWIZZLE_128B = 3;
+constexpr int CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2;
+constexpr int CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0;
+
 /// The driver's entry points: those HIP shares (gpu::Api) and CUDA's own.
 struct Driver : gpu::Api {
   CUresult (*cuGetErrorName)(CUresult Error, const char **Name) = nullptr;
@@ -95,6 +120,17 @@ struct Driver : gpu::Api {
       cuFuncGetAttribute;
   gpu::Entry<CUresult(CUfunction Function, int Attribute, int Value)>
       cuFuncSetAttribute;
+  /// Optional: drivers before CUDA 12 lack it (Call stays null); then no
+  /// image with tensor maps runs on their devices. Dimensions innermost
+  /// first; `GlobalStrides` has Rank - 1 entries (bytes, of dimensions 1
+  /// and up); the enums are C ints.
+  gpu::Entry<CUresult(CUtensorMap *Map, int DataType, cuuint32_t Rank,
+                      void *GlobalAddress, const cuuint64_t *GlobalDim,
+                      const cuuint64_t *GlobalStrides,
+                      const cuuint32_t *BoxDim,
+                      const cuuint32_t *ElementStrides, int Interleave,
+                      int Swizzle, int L2Promotion, int OobFill)>
+      cuTensorMapEncodeTiled;
 
   /// "CUDA_ERROR_INVALID_PTX" (cuGetErrorName), or "CUDA error 218" if the
   /// driver does not know the code.

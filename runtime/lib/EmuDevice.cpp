@@ -15,7 +15,10 @@
 // by every thread and lanes that diverge at a warp-collective op fail the
 // launch with a message naming the kernel's source location and the
 // threads. Asynchronous copies are queued per thread and land at the wait
-// that covers them.
+// that covers them. Hopper's mbarriers count arrivals and transaction
+// bytes per phase; a tensor load (TMA) writes its whole box at once and
+// completes its bytes on its barrier, and each thread may read those bytes
+// only after its own wait saw that phase complete.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +26,7 @@
 // fortified longjmp would refuse.
 #undef _FORTIFY_SOURCE
 
+#include "CudaDevice.h"
 #include "EmuDevice.h"
 #include "Fault.h"
 #include "FiberSanitizer.h"
@@ -37,7 +41,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cstddef>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -59,7 +65,14 @@ class EmuDevice;
 struct EmuLaunch;
 struct EmuProgram;
 
-enum class Status { Runnable, AtBarrier, AtWarpOp, Done, Stopped };
+enum class Status { Runnable, AtBarrier, AtWarpOp, AtMbarrier, Done, Stopped };
+
+static_assert(sizeof(KilnEmuTensorMap) == 128 &&
+                  offsetof(KilnEmuTensorMap, sizes) == 16 &&
+                  offsetof(KilnEmuTensorMap, strides) == 56 &&
+                  offsetof(KilnEmuTensorMap, box) == 96 &&
+                  offsetof(KilnEmuTensorMap, swizzle) == 116,
+              "the layout kiln/emu_abi.h documents");
 
 /// A warp-collective op in progress: what each lane brings.
 enum class WarpOp { None, Shuffle, LoadMatrix, Mma, WarpgroupMma,
@@ -97,6 +110,12 @@ struct EmuThread {
   // Asynchronous copies: committed groups (oldest first) and the open one.
   std::deque<std::vector<PendingCopy>> Groups;
   std::vector<PendingCopy> Open;
+  /// The mbarrier and parity it waits for (Status::AtMbarrier).
+  int32_t WaitBarrier = 0, WaitParity = 0;
+  /// Per mbarrier (by shared offset): the phases this thread saw complete
+  /// (EmuProgram::MBarrier::Completed when its last wait returned). It may
+  /// read what a tensor load completed in phase P once this is above P.
+  std::map<int32_t, uint32_t> Observed;
   /// The last line it printed (a failed assertion prints its message
   /// before it traps).
   std::string LastPrint;
@@ -119,16 +138,25 @@ struct Shadow {
   /// yet (their warps' batches), and where the last one was issued.
   int32_t MatrixReaders = 0;
   const char *MatrixWhere = nullptr;
+  /// Written by a tensor load (TMA) whose bytes complete phase TmaPhase
+  /// (counted from the program's start) of the mbarrier at TmaBarrier; -1
+  /// when the last write was not a tensor load's.
+  int32_t TmaBarrier = -1;
+  uint32_t TmaPhase = 0;
+  const char *TmaWhere = nullptr;
 };
 
 /// One launch, shared by its workers.
 struct EmuLaunch {
   EmuDevice *Device = nullptr;
+  HostMemoryDevice *Memory = nullptr; ///< the same device, complete here
   KilnEmuEntry Entry = nullptr;
   void **Args = nullptr;
   GridDims Grid;
   int32_t Threads = 0, WarpSize = 32;
   int64_t SharedBytes = 0;
+  /// A --check-bounds image: tensor loads check their global reads too.
+  bool CheckBounds = false;
   std::atomic<uint64_t> Next{0};
   /// Programs past the first failed one do not start; the report is the
   /// failure of the lowest program index, whatever the workers' timing.
@@ -183,6 +211,21 @@ struct EmuProgram {
     const char *Where;
   };
   std::vector<UnwrittenRead> Unwritten;
+  /// Hopper's mbarriers, by shared offset, from their first init.
+  struct MBarrier {
+    int32_t Count = 1;      ///< arrivals per phase
+    int32_t Arrived = 0;    ///< in the current phase
+    int64_t PendingTx = 0;  ///< transaction bytes the phase still expects
+    uint32_t Completed = 0; ///< phases completed since the program started
+    uint32_t InitAt = 0;    ///< Completed at the last init (parity base)
+    uint32_t parity() const { return (Completed - InitAt) & 1; }
+  };
+  std::map<int32_t, MBarrier> MBarriers;
+  /// The tag a tensor load's writes give the bytes (access(TmaWrite)).
+  int32_t TmaBarrierTag = -1;
+  uint32_t TmaPhaseTag = 0;
+  /// A tensor load's box, dense, before it is swizzled into place.
+  std::vector<uint8_t> TmaScratch;
 
   /// The first read of bytes still unwritten, as a message; "" if none.
   std::string unwrittenReads() {
@@ -342,6 +385,7 @@ struct EmuProgram {
     Epoch = 1;
     BarrierArrived = 0;
     Unwritten.clear();
+    MBarriers.clear();
     Failed = false;
     for (int32_t I = 0; I < L.Threads; ++I) {
       EmuThread &Th = T[size_t(I)];
@@ -361,6 +405,7 @@ struct EmuProgram {
       Th.Op = WarpOp::None;
       Th.Groups.clear();
       Th.Open.clear();
+      Th.Observed.clear();
       Th.LastPrint.clear();
     }
     for (;;) {
@@ -410,6 +455,27 @@ struct EmuProgram {
     }
     if (Waiting < 0)
       return "the emulated program stopped";
+    // An mbarrier wait first: the barrier or warp op the others wait at
+    // is usually a consequence.
+    for (int32_t I = 0; I < L.Threads; ++I) {
+      const EmuThread &Th = T[size_t(I)];
+      if (Th.State != Status::AtMbarrier)
+        continue;
+      auto It = MBarriers.find(Th.WaitBarrier);
+      std::string State;
+      if (It != MBarriers.end()) {
+        const MBarrier &B = It->second;
+        State = " (its phase has " + std::to_string(B.Arrived) + " of " +
+                std::to_string(B.Count) + " arrivals and " +
+                std::to_string(B.PendingTx) + " transaction bytes pending)";
+      }
+      return "mbarrier wait that nothing can end: " + thread(I) + " waits" +
+             at(Th.Where) + " for the phase of parity " +
+             std::to_string(Th.WaitParity) +
+             " of the mbarrier at shared offset " +
+             std::to_string(Th.WaitBarrier) + " to complete" + State +
+             "; every other thread has exited or waits";
+    }
     const EmuThread &W = T[size_t(Waiting)];
     if (W.State == Status::AtBarrier)
       return "barrier not reached by every thread: " + thread(Waiting) +
@@ -429,7 +495,9 @@ struct EmuProgram {
   /// How an access touches its bytes: a plain read or write, an
   /// asynchronous copy starting (checked like a write; the bytes are in
   /// flight until it lands) or landing.
-  enum class Access { Read, Write, CopyStart, CopyLand };
+  /// A tensor load's write (TmaWrite) is checked like a write of the
+  /// issuing thread and tags the bytes with TmaBarrierTag / TmaPhaseTag.
+  enum class Access { Read, Write, CopyStart, CopyLand, TmaWrite };
 
   uint8_t *access(EmuThread &Th, int32_t Offset, int32_t Bytes, bool IsWrite,
                   const char *Where) {
@@ -487,13 +555,34 @@ struct EmuProgram {
         }
         S.CopyWhere = nullptr;
         S.Written = true;
+        S.TmaBarrier = Kind == Access::TmaWrite ? TmaBarrierTag : -1;
+        S.TmaPhase = TmaPhaseTag;
+        S.TmaWhere = Where;
       } else {
         // A read of bytes nothing wrote yet: a write by another thread
         // later in this epoch is a race (reported there); if none comes
         // before the next barrier, nothing ever wrote them.
         if (!S.Written)
           Unwritten.push_back({B, Me, Where});
-        if (S.WriteEpoch == Epoch && S.Writer != Me)
+        // A tensor load's bytes: readable once this thread's own wait saw
+        // their phase complete, which orders them (no barrier needed).
+        bool TmaOrdered = false;
+        if (S.TmaBarrier >= 0) {
+          auto Seen = Th.Observed.find(S.TmaBarrier);
+          if (Seen == Th.Observed.end() || Seen->second <= S.TmaPhase) {
+            report(Th, ErrorCode::KernelTrapped,
+                   "read of shared memory before the tensor load that "
+                   "writes it completed for this thread: byte " +
+                       std::to_string(B) + " by " + thread(Me) + at(Where) +
+                       " (the load was issued" + at(S.TmaWhere) +
+                       " on the mbarrier at shared offset " +
+                       std::to_string(S.TmaBarrier) +
+                       "; an mbarrier_wait for its phase is missing)");
+            stop(Th);
+          }
+          TmaOrdered = true;
+        }
+        if (S.WriteEpoch == Epoch && S.Writer != Me && !TmaOrdered)
           race(Th, B, "reads", Where, S.Writer, "wrote", S.WriteWhere);
         if (S.ReadEpoch != Epoch) {
           S.Reader = Me;
@@ -536,6 +625,217 @@ struct EmuProgram {
       }
       Th.Groups.pop_front();
     }
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Hopper's mbarriers and tensor loads (TMA)
+  //===--------------------------------------------------------------------===//
+
+  /// The mbarrier at `Offset` for `What` ("mbarrier_wait"), its 8 bytes
+  /// checked like a read (an init: a write) of `Th`; reports one that is
+  /// misaligned or not initialized.
+  MBarrier &mbarrier(EmuThread &Th, int32_t Offset, bool Init, const char *What,
+                     const char *Where) {
+    if (Offset % 8 != 0) {
+      report(Th, ErrorCode::KernelTrapped,
+             std::string(What) + " of an mbarrier at shared offset " +
+                 std::to_string(Offset) + ", which is not 8-byte aligned, by " +
+                 thread(Th.Abi.thread) + at(Where));
+      stop(Th);
+    }
+    access(Th, Offset, 8, Init ? Access::Write : Access::Read, Where);
+    auto It = MBarriers.find(Offset);
+    if (It == MBarriers.end() && !Init) {
+      report(Th, ErrorCode::KernelTrapped,
+             std::string(What) + " of the mbarrier at shared offset " +
+                 std::to_string(Offset) + " before any mbarrier_init of it, by " +
+                 thread(Th.Abi.thread) + at(Where));
+      stop(Th);
+    }
+    return Init ? MBarriers[Offset] : It->second;
+  }
+
+  /// Completes the barrier's phase if every arrival came and no
+  /// transaction bytes are pending; its waiters then run again (each
+  /// checks its parity).
+  void completePhase(MBarrier &B, int32_t Offset) {
+    if (B.Arrived < B.Count || B.PendingTx != 0)
+      return;
+    ++B.Completed;
+    B.Arrived = 0;
+    for (int32_t I = 0; I < Launch->Threads; ++I) {
+      EmuThread &W = T[size_t(I)];
+      if (W.State == Status::AtMbarrier && W.WaitBarrier == Offset)
+        W.State = Status::Runnable;
+    }
+  }
+
+  void mbarrierInit(EmuThread &Th, int32_t Offset, int32_t Count,
+                    const char *Where) {
+    // Pending arrivals first: the more precise report (the other threads'
+    // arrivals are also races with the init's write).
+    auto It = MBarriers.find(Offset);
+    if (It != MBarriers.end() &&
+        (It->second.Arrived != 0 || It->second.PendingTx != 0)) {
+      const MBarrier &B = It->second;
+      report(Th, ErrorCode::KernelTrapped,
+             "mbarrier_init of the mbarrier at shared offset " +
+                 std::to_string(Offset) + " by " + thread(Th.Abi.thread) +
+                 at(Where) + " while its phase has " +
+                 std::to_string(B.Arrived) +
+                 (B.Arrived == 1 ? " arrival and " : " arrivals and ") +
+                 std::to_string(B.PendingTx) +
+                 " transaction bytes pending");
+      stop(Th);
+    }
+    MBarrier &B = mbarrier(Th, Offset, /*Init=*/true, "mbarrier_init", Where);
+    if (Count < 1) {
+      report(Th, ErrorCode::KernelTrapped,
+             "mbarrier_init of the mbarrier at shared offset " +
+                 std::to_string(Offset) + " with a count of " +
+                 std::to_string(Count) + " by " + thread(Th.Abi.thread) +
+                 at(Where));
+      stop(Th);
+    }
+    B.Count = Count;
+    B.Arrived = 0;
+    B.PendingTx = 0;
+    B.InitAt = B.Completed;
+  }
+
+  void mbarrierArriveExpectTx(EmuThread &Th, int32_t Offset, int32_t Bytes,
+                              const char *Where) {
+    MBarrier &B = mbarrier(Th, Offset, false, "mbarrier_arrive_expect_tx",
+                           Where);
+    if (B.Arrived >= B.Count) {
+      report(Th, ErrorCode::KernelTrapped,
+             "arrival of " + thread(Th.Abi.thread) + at(Where) +
+                 " at the mbarrier at shared offset " + std::to_string(Offset) +
+                 ", whose phase already has all its " +
+                 std::to_string(B.Count) + " arrivals");
+      stop(Th);
+    }
+    B.PendingTx += Bytes;
+    ++B.Arrived;
+    completePhase(B, Offset);
+  }
+
+  void mbarrierWait(EmuThread &Th, int32_t Offset, int32_t Parity,
+                    const char *Where) {
+    MBarrier &B = mbarrier(Th, Offset, false, "mbarrier_wait", Where);
+    while (B.parity() == uint32_t(Parity & 1)) {
+      Th.State = Status::AtMbarrier;
+      Th.Where = Where;
+      Th.WaitBarrier = Offset;
+      Th.WaitParity = Parity & 1;
+      yield(Th);
+    }
+    uint32_t &Seen = Th.Observed[Offset];
+    Seen = std::max(Seen, B.Completed);
+  }
+
+  /// cp.async.bulk.tensor: the box of `Map` at `Coords` into shared memory
+  /// at `SharedOffset` (dense row-major, then swizzled: byte A goes to A ^
+  /// (((A >> 7) & m) << 4), A counted from the shared base, which is 1024-
+  /// byte aligned), completing its bytes on the mbarrier at `BarOffset`.
+  void tensorLoad(EmuThread &Th, const KilnEmuTensorMap *Map,
+                  int32_t SharedOffset, const int32_t *Coords,
+                  int32_t BarOffset, const char *Where) {
+    int32_t Me = Th.Abi.thread;
+    static const KilnEmuTensorMap None = {};
+    const KilnEmuTensorMap &M = Map ? *Map : None;
+    int32_t Rank = M.rank;
+    bool Valid = Map && Coords && Rank >= 1 &&
+                 Rank <= int32_t(kMaxTensorMapRank) &&
+                 (M.elem_bytes == 1 || M.elem_bytes == 2 ||
+                  M.elem_bytes == 4 || M.elem_bytes == 8) &&
+                 (M.swizzle == 0 || M.swizzle == 32 || M.swizzle == 64 ||
+                  M.swizzle == 128);
+    for (int32_t D = 0; Valid && D < Rank; ++D)
+      Valid = M.box[D] >= 1 && M.box[D] <= 256;
+    if (!Valid) {
+      report(Th, ErrorCode::KernelTrapped,
+             "tensor_load by " + thread(Me) + at(Where) +
+                 " with a bad tensor map or coordinates");
+      stop(Th);
+    }
+    MBarrier &B = mbarrier(Th, BarOffset, false, "tensor_load", Where);
+    int64_t Rows = 1;
+    for (int32_t D = 0; D + 1 < Rank; ++D)
+      Rows *= M.box[D];
+    int64_t Inner = M.box[Rank - 1];
+    int64_t RowBytes = Inner * M.elem_bytes;
+    int64_t Bytes = Rows * RowBytes;
+    int32_t Align = M.swizzle ? 8 * M.swizzle : 128;
+    if (SharedOffset % Align != 0) {
+      report(Th, ErrorCode::KernelTrapped,
+             "tensor_load by " + thread(Me) + at(Where) +
+                 " into shared offset " + std::to_string(SharedOffset) +
+                 ", which is not " + std::to_string(Align) +
+                 "-byte aligned" +
+                 (M.swizzle ? " (as its " + std::to_string(M.swizzle) +
+                                  "-byte swizzle needs)"
+                            : std::string()));
+      stop(Th);
+    }
+    if (SharedOffset < 0 || SharedOffset + Bytes > int64_t(Shared.size())) {
+      report(Th, ErrorCode::KernelTrapped,
+             "tensor_load by " + thread(Me) + at(Where) + " of a box of " +
+                 std::to_string(Bytes) + " bytes into shared offset " +
+                 std::to_string(SharedOffset) + "; the program has " +
+                 std::to_string(Shared.size()) + " bytes");
+      stop(Th);
+    }
+    // The box, dense: elements outside the tensor are zeros and are not
+    // read.
+    TmaScratch.assign(size_t(Bytes), 0);
+    const uint8_t *Base = static_cast<const uint8_t *>(M.base);
+    for (int64_t R = 0; R < Rows; ++R) {
+      int64_t Offset = 0, Rest = R;
+      bool Inside = true;
+      for (int32_t D = Rank - 2; D >= 0; --D) {
+        int64_t G = int64_t(Coords[D]) + Rest % M.box[D];
+        Rest /= M.box[D];
+        Inside &= G >= 0 && G < M.sizes[D];
+        Offset += G * M.strides[D];
+      }
+      int64_t First = std::max<int64_t>(0, -int64_t(Coords[Rank - 1]));
+      int64_t Last = std::min<int64_t>(
+          Inner, M.sizes[Rank - 1] - int64_t(Coords[Rank - 1]));
+      if (!Inside || First >= Last)
+        continue;
+      const uint8_t *Src = Base + Offset +
+                           (int64_t(Coords[Rank - 1]) + First) * M.elem_bytes;
+      int64_t Run = (Last - First) * M.elem_bytes;
+      if (Launch->CheckBounds &&
+          !Launch->Memory->isAllocated(uintptr_t(Src), uint64_t(Run))) {
+        char Addr[32];
+        std::snprintf(Addr, sizeof(Addr), "%p", static_cast<const void *>(Src));
+        report(Th, ErrorCode::KernelTrapped,
+               "out-of-range load of " + std::to_string(Run) + " bytes at " +
+                   Addr + " by " + thread(Me) + at(Where) +
+                   " (a tensor load)");
+        stop(Th);
+      }
+      std::memcpy(TmaScratch.data() + R * RowBytes + First * M.elem_bytes,
+                  Src, size_t(Run));
+    }
+    // Into place, 16 bytes at a time (rows are multiples of 16 bytes), each
+    // checked like a write of this thread and tagged with the phase.
+    int32_t Mask = M.swizzle == 128 ? 7 : M.swizzle == 64 ? 3
+                   : M.swizzle == 32 ? 1 : 0;
+    TmaBarrierTag = BarOffset;
+    TmaPhaseTag = B.Completed;
+    for (int64_t Chunk = 0; Chunk < Bytes; Chunk += 16) {
+      int32_t A = SharedOffset + int32_t(Chunk);
+      int32_t To = A ^ (((A >> 7) & Mask) << 4);
+      int32_t N = int32_t(std::min<int64_t>(16, Bytes - Chunk));
+      uint8_t *Dst = access(Th, To, N, Access::TmaWrite, Where);
+      std::memcpy(Dst, TmaScratch.data() + Chunk, size_t(N));
+    }
+    TmaBarrierTag = -1;
+    B.PendingTx -= Bytes;
+    completePhase(B, BarOffset);
   }
 
   //===--------------------------------------------------------------------===//
@@ -874,11 +1174,41 @@ void cbTrap(KilnEmuThread *T, const char *Where) {
 int32_t cbCheck(KilnEmuThread *T, const void *Address, int64_t Bytes,
                 int32_t IsStore, const char *Where);
 
-const KilnEmuOps kOps = {&cbBarrier,    &cbShuffle,     &cbShared,
-                         &cbLoadMatrix, &cbMma,         &cbAsyncCopy,
-                         &cbAsyncCommit, &cbAsyncWait,  &cbPrintf,
-                         &cbTrap,       &cbCheck,       &cbWarpgroupMma,
-                         &cbWarpgroupWait};
+void cbMbarrierInit(KilnEmuThread *T, int32_t Offset, int32_t Count,
+                    const char *Where) {
+  EmuThread &Th = self(T);
+  Th.Program->mbarrierInit(Th, Offset, Count, Where);
+}
+
+void cbMbarrierArriveExpectTx(KilnEmuThread *T, int32_t Offset, int32_t Bytes,
+                              const char *Where) {
+  EmuThread &Th = self(T);
+  Th.Program->mbarrierArriveExpectTx(Th, Offset, Bytes, Where);
+}
+
+void cbTensorLoad(KilnEmuThread *T, const KilnEmuTensorMap *Map,
+                  int32_t SharedOffset, const int32_t *Coords,
+                  int32_t BarOffset, const char *Where) {
+  EmuThread &Th = self(T);
+  Th.Program->tensorLoad(Th, Map, SharedOffset, Coords, BarOffset, Where);
+}
+
+void cbMbarrierWait(KilnEmuThread *T, int32_t Offset, int32_t Parity,
+                    const char *Where) {
+  EmuThread &Th = self(T);
+  Th.Program->mbarrierWait(Th, Offset, Parity, Where);
+}
+
+// In the order of KilnEmuOps: generated code calls them by position.
+const KilnEmuOps kOps = {&cbBarrier,       &cbShuffle,
+                         &cbShared,        &cbLoadMatrix,
+                         &cbMma,           &cbAsyncCopy,
+                         &cbAsyncCommit,   &cbAsyncWait,
+                         &cbPrintf,        &cbTrap,
+                         &cbCheck,         &cbWarpgroupMma,
+                         &cbWarpgroupWait, &cbMbarrierInit,
+                         &cbMbarrierArriveExpectTx, &cbTensorLoad,
+                         &cbMbarrierWait};
 
 //===----------------------------------------------------------------------===//
 // The device
@@ -889,6 +1219,7 @@ public:
   std::unique_ptr<HostImage> Host;
   int32_t Threads = 128, WarpSize = 32;
   int64_t SharedBytes = 0;
+  bool CheckBounds = false;
 };
 
 class EmuDevice : public HostMemoryDevice {
@@ -912,8 +1243,16 @@ public:
     return P;
   }
 
+  /// Tensor maps (TMA) are Hopper's: emulated for sm_90 and newer.
+  bool hasTensorMaps() const {
+    std::optional<SmArch> A = parseSmArch(Arch);
+    return A && A->Sm >= 90;
+  }
+
   int rankImage(const ImageInfo &Image) const override {
     if (Image.Requires.Emu != Arch || !hostTarget().matchesTriple(Image))
+      return 0;
+    if (!Image.TensorMaps.empty() && !hasTensorMaps())
       return 0;
     // The image's CPU level must be one this CPU runs.
     if (const std::vector<std::string> *Needed =
@@ -925,6 +1264,8 @@ public:
   std::string whyNot(const ImageInfo &Image) const override {
     if (!Image.Requires.Emu.empty() && Image.Requires.Emu != Arch)
       return "emulates " + Image.Requires.Emu;
+    if (!Image.TensorMaps.empty() && !hasTensorMaps())
+      return "takes TMA tensor maps, which " + Arch + " does not have";
     return "";
   }
   std::string targetDescription() const override {
@@ -942,6 +1283,7 @@ public:
     I->WarpSize =
         int32_t(resourceInt(Image.Resources, "warp_size").value_or(32));
     I->SharedBytes = resourceInt(Image.Resources, "shared_bytes").value_or(0);
+    I->CheckBounds = resourceFlag(Image.Resources, "check_bounds");
     if (I->Threads <= 0 || I->WarpSize <= 0 || I->Threads % I->WarpSize ||
         I->Threads > 4096 || I->SharedBytes > (int64_t(1) << 24))
       return Error(ErrorCode::InvalidBundle,
@@ -952,7 +1294,31 @@ public:
   int64_t maxGridAxis(unsigned) const override { return INT32_MAX; }
 
   Error launch(StreamImpl &, LoadedImage &Image, void **Args,
-               const GridDims &Grid) override {
+               const GridDims &Grid,
+               const std::vector<TensorMap> &Maps) override {
+    // The tensor maps, as kiln/emu_abi.h has them: args[i] points at a
+    // pointer to the map.
+    std::vector<KilnEmuTensorMap> EmuMaps(Maps.size());
+    std::vector<const KilnEmuTensorMap *> MapArgs(Maps.size());
+    size_t Slot = 0;
+    while (Args[Slot])
+      ++Slot;
+    for (size_t I = 0; I < Maps.size(); ++I) {
+      const TensorMap &M = Maps[I];
+      KilnEmuTensorMap &E = EmuMaps[I];
+      E = KilnEmuTensorMap();
+      E.base = reinterpret_cast<const void *>(uintptr_t(M.Base));
+      E.rank = int32_t(M.Rank);
+      E.elem_bytes = int32_t(M.ElemBytes);
+      for (unsigned D = 0; D < M.Rank; ++D) {
+        E.sizes[D] = M.Sizes[D];
+        E.strides[D] = M.Strides[D];
+        E.box[D] = M.Box[D];
+      }
+      E.swizzle = M.Swizzle;
+      MapArgs[I] = &E;
+      Args[Slot + I] = &MapArgs[I];
+    }
     std::lock_guard<std::mutex> Lock(LaunchMutex);
     std::call_once(PoolOnce, [&] {
       Pool.reset(new ThreadPool(Workers, kWorkerStackBytes));
@@ -961,6 +1327,8 @@ public:
     auto &I = static_cast<EmuImage &>(Image);
     EmuLaunch L;
     L.Device = this;
+    L.Memory = this;
+    L.CheckBounds = I.CheckBounds;
     L.Entry = reinterpret_cast<KilnEmuEntry>(I.Host->entry());
     L.Args = Args;
     L.Grid = Grid;

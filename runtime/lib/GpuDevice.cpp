@@ -40,7 +40,7 @@ std::string Api::failure(const char *Call, Result R) const {
 }
 
 void *Binder::find(std::initializer_list<const char *> Names,
-                   const char *&Symbol) {
+                   const char *&Symbol, bool Required) {
   for (const char *Name : Names)
     if (void *Sym = fault::inject(fault::Point::DlSym, Name)
                         ? nullptr
@@ -48,7 +48,7 @@ void *Binder::find(std::initializer_list<const char *> Names,
       Symbol = Name;
       return Sym;
     }
-  if (Missing.empty() && Names.size())
+  if (Required && Missing.empty() && Names.size())
     Missing = *Names.begin();
   return nullptr;
 }
@@ -545,7 +545,13 @@ int64_t DriverDevice::maxGridAxis(unsigned Axis) const {
 }
 
 Error DriverDevice::launch(StreamImpl &S, LoadedImage &Image, void **Args,
-                           const GridDims &Grid) {
+                           const GridDims &Grid,
+                           const std::vector<TensorMap> &Maps) {
+  // The CUDA device encodes tensor maps and passes none here; HIP's rank
+  // rules out the images that take them.
+  if (!Maps.empty())
+    return Error(ErrorCode::LaunchRefused,
+                 name() + " runs no code object with tensor maps");
   auto &I = static_cast<GpuImage &>(Image);
   auto &GS = static_cast<GpuStream &>(S);
   Scope Sc(*this);

@@ -119,7 +119,8 @@ public:
                                        EventImpl &End) override;
   int64_t maxGridAxis(unsigned Axis) const override;
   Error launch(StreamImpl &S, LoadedImage &Image, void **Args,
-               const GridDims &Grid) override;
+               const GridDims &Grid,
+               const std::vector<TensorMap> &Maps) override;
   /// Where the lines drained from print buffers go.
   void setPrintHandler(PrintHandler H) override { Prints.set(std::move(H)); }
   std::optional<std::pair<uintptr_t, size_t>>

@@ -120,6 +120,14 @@ public:
     if (void *Sym = find(Names, E.Symbol))
       E.Call = reinterpret_cast<Fn *>(Sym);
   }
+  /// An entry point that older drivers lack: left null (and not missing)
+  /// when the library does not export it; its users check.
+  template <typename Fn, bool Injectable>
+  void optional(Entry<Fn, Injectable> &E,
+                std::initializer_list<const char *> Names) {
+    if (void *Sym = find(Names, E.Symbol, /*Required=*/false))
+      E.Call = reinterpret_cast<Fn *>(Sym);
+  }
   /// A plain function pointer (an entry whose result is not a Result).
   template <typename Fn>
   void operator()(Fn *&Slot, std::initializer_list<const char *> Names) {
@@ -131,7 +139,8 @@ public:
   const std::string &missing() const { return Missing; }
 
 private:
-  void *find(std::initializer_list<const char *> Names, const char *&Symbol);
+  void *find(std::initializer_list<const char *> Names, const char *&Symbol,
+             bool Required = true);
   void *Handle;
   std::string Missing;
 };

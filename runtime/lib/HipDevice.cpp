@@ -176,7 +176,8 @@ std::string AmdTargetId::str() const {
 int kiln::rt::detail::rankHipImage(const ImageInfo &Image,
                                    const HipTarget &T) {
   std::optional<AmdTargetId> Id = imageTarget(Image);
-  if (!Id || Id->Processor != T.Id.Processor)
+  // Tensor maps are Hopper's (TMA): an AMD image with them is a mistake.
+  if (!Id || Id->Processor != T.Id.Processor || !Image.TensorMaps.empty())
     return 0;
   int Rank = 1000;
   for (const auto &[Name, On] : Id->Features) {
@@ -193,6 +194,8 @@ std::string kiln::rt::detail::whyNotHip(const ImageInfo &Image,
   std::optional<AmdTargetId> Id = imageTarget(Image);
   if (!Id || Id->Processor != T.Id.Processor || rankHipImage(Image, T) > 0)
     return "";
+  if (!Image.TensorMaps.empty())
+    return "takes TMA tensor maps, which only NVIDIA GPUs run";
   for (const auto &[Name, On] : Id->Features) {
     std::optional<bool> Dev = T.Id.feature(Name);
     if (!Dev)

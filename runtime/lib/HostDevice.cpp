@@ -153,9 +153,14 @@ public:
   }
 
   int rankImage(const ImageInfo &Image) const override {
+    // Tensor maps are Hopper's (TMA): never in a host code object.
+    if (!Image.TensorMaps.empty())
+      return 0;
     return hostTarget().rank(Image);
   }
   std::string whyNot(const ImageInfo &Image) const override {
+    if (!Image.TensorMaps.empty() && hostTarget().matchesTriple(Image))
+      return "takes TMA tensor maps, which only NVIDIA GPUs run";
     return hostTarget().whyNot(Image);
   }
   std::string targetDescription() const override {
@@ -173,7 +178,8 @@ public:
   int64_t maxGridAxis(unsigned) const override { return INT32_MAX; }
 
   Error launch(StreamImpl &, LoadedImage &Image, void **Args,
-               const GridDims &Grid) override;
+               const GridDims &Grid,
+               const std::vector<TensorMap> &Maps) override;
 
 private:
   void startPool() {
@@ -226,7 +232,11 @@ int32_t checkCallback(void *Runtime, const void *Address, int64_t Bytes,
 }
 
 Error HostDevice::launch(StreamImpl &, LoadedImage &Image, void **Args,
-                         const GridDims &Grid) {
+                         const GridDims &Grid,
+                         const std::vector<TensorMap> &Maps) {
+  if (!Maps.empty()) // rankImage rules such images out
+    return Error(ErrorCode::LaunchRefused,
+                 "the host device runs no code object with tensor maps");
   std::lock_guard<std::mutex> Lock(LaunchMutex);
   startPool();
 

@@ -26,6 +26,17 @@ namespace kiln::rt::detail {
 // Bundle
 //===----------------------------------------------------------------------===//
 
+/// An image's tensor map (ImageInfo::TensorMaps) with its expressions
+/// parsed.
+struct TensorMapExprs {
+  unsigned Param = 0;     ///< index into KernelInfo::Params (a pointer)
+  unsigned ElemBytes = 0; ///< 1, 2, 4 or 8
+  ScalarType Type = ScalarType::U8;
+  std::vector<Expr> Sizes, Strides; ///< outermost first; strides in elements
+  std::vector<int64_t> Box;         ///< outermost first
+  int32_t Swizzle = 0;              ///< bytes: 0, 32, 64, 128
+};
+
 /// The expressions of a kernel, parsed with its names resolved.
 struct KernelExprs {
   std::vector<Expr> Grid;
@@ -33,12 +44,48 @@ struct KernelExprs {
   /// Each image's "assumes.holds", by variant, then image (parallel to
   /// KernelInfo::Variants and their Images).
   std::vector<std::vector<std::vector<Expr>>> Holds;
+  /// Each image's "tensor_maps", by variant, then image (likewise).
+  std::vector<std::vector<std::vector<TensorMapExprs>>> TensorMaps;
 };
+
+/// The most dimensions of a tensor map (TMA's limit).
+constexpr unsigned kMaxTensorMapRank = 5;
+
+/// A tensor map of one launch: its expressions evaluated for the
+/// arguments, and checked against TMA's requirements (docs/bundle.md,
+/// "tensor_maps"). Arrays are outermost first; entries past Rank are 0.
+struct TensorMap {
+  uint64_t Base = 0; ///< the device address of element (0, ..., 0)
+  unsigned Rank = 0;
+  unsigned ElemBytes = 0;
+  ScalarType Type = ScalarType::U8;
+  int64_t Sizes[kMaxTensorMapRank] = {};
+  int64_t Strides[kMaxTensorMapRank] = {}; ///< bytes; the innermost ElemBytes
+  int32_t Box[kMaxTensorMapRank] = {};
+  int32_t Swizzle = 0; ///< bytes
+};
+
+/// Evaluates an image's tensor maps for a launch (`Args`, the runtime
+/// params' integer values `Values` and the variant's const values) and
+/// checks TMA's requirements: the base 16-byte aligned, every size in
+/// [1, 2^32], the innermost stride 1 and the others positive multiples of
+/// 16 bytes under 2^40 bytes, the box's rows a multiple of 16 bytes and
+/// no wider than the swizzle. The error (no prefix) says which map broke
+/// which requirement: "tensor map 0 (a): its base 0x1004 is not 16-byte
+/// aligned".
+Expected<std::vector<TensorMap>>
+evaluateTensorMaps(const KernelInfo &K, const std::vector<TensorMapExprs> &Maps,
+                   const std::vector<Arg> &Args,
+                   const std::vector<int64_t> &Values,
+                   const std::vector<int64_t> &Consts);
 
 struct BundleData {
   std::string Name;
   std::string Source;
   std::string HostCpu;
+  /// The manifest binary's kiln.format-version (checked before the
+  /// manifest is parsed); the JSON's "version" must say the same.
+  unsigned FormatVersion = 0;
   std::vector<uint8_t> Bytes;
   std::vector<KernelInfo> Kernels;
   std::vector<KernelExprs> Exprs; ///< parallel to Kernels
@@ -72,11 +119,19 @@ Error parseManifest(std::string_view Json, BundleData &Data);
 std::optional<int64_t> resourceInt(const std::string &ResourcesJson,
                                    const char *Key);
 
+/// True if an image's "resources" JSON has `Key` set to true
+/// ("check_bounds").
+bool resourceFlag(const std::string &ResourcesJson, const char *Key);
+
 /// The same parameters assumed aligned and divisible (in any order).
 bool sameAssumptions(const ImageAssumptions &A, const ImageAssumptions &B);
 
-/// The one format version this runtime reads.
-constexpr unsigned kFormatVersion = 3;
+/// The format versions this runtime reads: kMinFormatVersion to
+/// kFormatVersion (4: images may have tensor maps).
+constexpr unsigned kMinFormatVersion = 3;
+constexpr unsigned kFormatVersion = 4;
+/// "(this runtime reads versions 3 and 4)".
+std::string supportedFormatVersions();
 constexpr unsigned kContainerVersion = 1;
 
 //===----------------------------------------------------------------------===//
@@ -152,11 +207,15 @@ public:
   /// Runs every program of `Grid` (no axis is 0). `Args[i]` points to the
   /// i-th argument's value (8 bytes of storage; pointers are 8-byte device
   /// addresses, scalars in their natural size, bool one byte), as the host
-  /// ABI and cuLaunchKernel's kernelParams want it. One more slot follows
-  /// the last argument, null, for a device to fill with a hidden argument
-  /// (the GPU devices' print buffer).
+  /// ABI and cuLaunchKernel's kernelParams want it. The image's tensor maps
+  /// `Maps` (evaluated and checked: evaluateTensorMaps) come next, one null
+  /// slot each after the arguments, which the device fills with its form
+  /// of the map (a device that runs no image with tensor maps refuses
+  /// them). One more slot follows, null, for a device to fill with a hidden
+  /// argument (the GPU devices' print buffer).
   virtual Error launch(StreamImpl &S, LoadedImage &Image, void **Args,
-                       const GridDims &Grid) = 0;
+                       const GridDims &Grid,
+                       const std::vector<TensorMap> &Maps) = 0;
 
   virtual void setPrintHandler(PrintHandler Handler) = 0;
 
@@ -250,8 +309,12 @@ struct ImageState {
   /// KernelInfo::Params), and the conditions it assumes hold.
   std::vector<unsigned> Align16, Div16;
   const std::vector<Expr> *Holds = nullptr;
+  /// Its tensor maps (empty for most images); their requirements count as
+  /// assumptions.
+  const std::vector<TensorMapExprs> *Maps = nullptr;
   size_t assumptions() const {
-    return Align16.size() + Div16.size() + (Holds ? Holds->size() : 0);
+    return Align16.size() + Div16.size() + (Holds ? Holds->size() : 0) +
+           (Maps ? Maps->size() : 0);
   }
   /// Once loaded. A load that failed is tried again by the next launch
   /// (a driver that ran out of memory may do better then).

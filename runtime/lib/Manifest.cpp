@@ -72,7 +72,8 @@ const std::string *getString(const json &Object, const char *Key) {
 
 class KernelParser {
 public:
-  KernelParser(KernelInfo &K, KernelExprs &X) : K(K), X(X) {}
+  KernelParser(KernelInfo &K, KernelExprs &X, unsigned Version)
+      : K(K), X(X), Version(Version) {}
 
   Error parse(const json &J) {
     if (!J.is_object())
@@ -264,6 +265,7 @@ private:
         return fail(VWhere + overLimit(ImagesIt->size(), "images",
                                        kMaxImagesPerVariant));
       X.Holds.emplace_back();
+      X.TensorMaps.emplace_back();
       for (const json &IJ : *ImagesIt) {
         ImageInfo Img;
         const std::string *Target = IJ.is_object() ? getString(IJ, "target")
@@ -285,6 +287,10 @@ private:
         X.Holds.back().emplace_back();
         if (Error E =
                 parseAssumes(IJ, Img.Assumes, X.Holds.back().back(), IWhere))
+          return E;
+        X.TensorMaps.back().emplace_back();
+        if (Error E = parseTensorMaps(IJ, Img.TensorMaps,
+                                      X.TensorMaps.back().back(), IWhere))
           return E;
         auto ResIt = IJ.find("resources");
         Img.Resources = ResIt == IJ.end() ? "{}" : ResIt->dump();
@@ -394,6 +400,98 @@ private:
     return Error::success();
   }
 
+  /// "tensor_maps" (format 4): [{"param": "a", "type": "f16", "sizes":
+  /// ["M", "K"], "strides": ["lda", "1"], "box": [128, 64], "swizzle":
+  /// 128}, ...]; `Exprs` receives them parsed.
+  Error parseTensorMaps(const json &IJ, std::vector<TensorMapInfo> &Maps,
+                        std::vector<TensorMapExprs> &Exprs,
+                        const std::string &IWhere) {
+    auto It = IJ.find("tensor_maps");
+    if (It == IJ.end())
+      return Error::success();
+    if (Version < 4)
+      return fail(IWhere + "'tensor_maps' needs bundle format version 4, "
+                           "the manifest says " +
+                  std::to_string(Version));
+    if (!It->is_array())
+      return fail(IWhere + "'tensor_maps' must be an array of tensor maps");
+    for (size_t I = 0; I < It->size(); ++I) {
+      const json &MJ = (*It)[I];
+      std::string MWhere = IWhere + "tensor map " + std::to_string(I);
+      const std::string *Param = MJ.is_object() ? getString(MJ, "param")
+                                                : nullptr;
+      if (!Param)
+        return fail(MWhere + ": it needs a 'param' string");
+      MWhere += " (" + *Param + "): ";
+      TensorMapInfo M;
+      TensorMapExprs X;
+      M.Param = *Param;
+      const ParamInfo *P = findParam(M.Param);
+      if (!P || !P->Type.IsPointer)
+        return fail(MWhere + "'param' names '" + M.Param +
+                    "', which is not a pointer param");
+      X.Param = unsigned(P - K.Params.data());
+      const std::string *Type = getString(MJ, "type");
+      std::optional<ScalarType> T =
+          Type ? parseScalarType(*Type) : std::nullopt;
+      if (!T || *T == ScalarType::Bool)
+        return fail(MWhere + "'type' must be an element type (f16, bf16, "
+                             "f32, i8, ...)" +
+                    (Type ? ", not '" + *Type + "'" : std::string()));
+      M.Type = X.Type = *T;
+      X.ElemBytes = unsigned(typeSize(*T));
+      if (!getStrings(MJ, "sizes", M.Sizes) ||
+          !getStrings(MJ, "strides", M.Strides) || !MJ.contains("sizes") ||
+          !MJ.contains("strides"))
+        return fail(MWhere + "'sizes' and 'strides' must be arrays of "
+                             "expressions");
+      size_t Rank = M.Sizes.size();
+      if (Rank < 1 || Rank > kMaxTensorMapRank)
+        return fail(MWhere + "it has " + std::to_string(Rank) +
+                    " dimensions (1 to " + std::to_string(kMaxTensorMapRank) +
+                    " expected)");
+      if (M.Strides.size() != Rank)
+        return fail(MWhere + "'strides' has " +
+                    std::to_string(M.Strides.size()) + " entries for " +
+                    std::to_string(Rank) + " dimensions");
+      auto BoxIt = MJ.find("box");
+      if (BoxIt == MJ.end() || !BoxIt->is_array() || BoxIt->size() != Rank)
+        return fail(MWhere + "'box' must be an array of " +
+                    std::to_string(Rank) + " integers, one per dimension");
+      for (const json &B : *BoxIt) {
+        int64_t V;
+        if (!getInt(B, V) || V < 1 || V > 256)
+          return fail(MWhere + "'box' has " + B.dump() +
+                      ", not an integer in 1..256");
+        M.Box.push_back(V);
+      }
+      X.Box = M.Box;
+      auto SwIt = MJ.find("swizzle");
+      int64_t Swizzle = -1;
+      if (SwIt == MJ.end() || !getInt(*SwIt, Swizzle) ||
+          (Swizzle != 0 && Swizzle != 32 && Swizzle != 64 && Swizzle != 128))
+        return fail(MWhere + "'swizzle' must be 0, 32, 64 or 128" +
+                    (SwIt == MJ.end() ? std::string()
+                                      : ", not " + SwIt->dump()));
+      M.Swizzle = Swizzle;
+      X.Swizzle = int32_t(Swizzle);
+      for (size_t D = 0; D < Rank; ++D) {
+        for (bool Stride : {false, true}) {
+          const std::string &Text = Stride ? M.Strides[D] : M.Sizes[D];
+          Expected<Expr> E = parseExpr(Text);
+          if (!E)
+            return fail(MWhere + (Stride ? "stride " : "size ") +
+                        std::to_string(D) + " '" + Text +
+                        "': " + E.error().message());
+          (Stride ? X.Strides : X.Sizes).push_back(std::move(*E));
+        }
+      }
+      Maps.push_back(std::move(M));
+      Exprs.push_back(std::move(X));
+    }
+    return Error::success();
+  }
+
   Expected<Expr> parseExpr(const std::string &Text) {
     return Expr::parse(
         Text,
@@ -436,6 +534,7 @@ private:
 
   KernelInfo &K;
   KernelExprs &X;
+  unsigned Version;
   std::string Where;
 };
 
@@ -449,11 +548,15 @@ Error parseManifestJson(const json &J, BundleData &Data) {
   int64_t Version;
   if (VersionIt == J.end() || !getInt(*VersionIt, Version))
     return invalid("no integer 'version'");
-  if (Version != int64_t(kFormatVersion))
+  if (Version < int64_t(kMinFormatVersion) ||
+      Version > int64_t(kFormatVersion))
     return Error(ErrorCode::UnsupportedVersion,
                  "bundle format version " + std::to_string(Version) +
-                     " is not supported (this runtime reads version " +
-                     std::to_string(kFormatVersion) + ")");
+                     " is not supported " + supportedFormatVersions());
+  if (Data.FormatVersion && Version != int64_t(Data.FormatVersion))
+    return invalid("'version' is " + std::to_string(Version) +
+                   ", but the bundle's kiln.format-version is " +
+                   std::to_string(Data.FormatVersion));
   if (const std::string *Source = getString(J, "source"))
     Data.Source = *Source;
   if (const std::string *Cpu = getString(J, "host_cpu"))
@@ -469,7 +572,7 @@ Error parseManifestJson(const json &J, BundleData &Data) {
   for (const json &KJ : *KernelsIt) {
     Data.Kernels.emplace_back();
     Data.Exprs.emplace_back();
-    KernelParser P(Data.Kernels.back(), Data.Exprs.back());
+    KernelParser P(Data.Kernels.back(), Data.Exprs.back(), unsigned(Version));
     if (Error E = P.parse(KJ))
       return E;
     // A bundle without kernel hashes (written before they existed): the
@@ -513,6 +616,15 @@ Error kiln::rt::detail::parseManifest(std::string_view Text, BundleData &Data) {
   }
 }
 
+std::string kiln::rt::detail::supportedFormatVersions() {
+  std::string Out = "(this runtime reads versions ";
+  for (unsigned V = kMinFormatVersion; V <= kFormatVersion; ++V)
+    Out += std::to_string(V) +
+           (V + 1 == kFormatVersion ? " and " : V == kFormatVersion ? ")"
+                                                                    : ", ");
+  return Out;
+}
+
 std::optional<int64_t>
 kiln::rt::detail::resourceInt(const std::string &ResourcesJson,
                               const char *Key) {
@@ -527,6 +639,19 @@ kiln::rt::detail::resourceInt(const std::string &ResourcesJson,
     return V;
   } catch (const std::exception &) {
     return std::nullopt;
+  }
+}
+
+bool kiln::rt::detail::resourceFlag(const std::string &ResourcesJson,
+                                    const char *Key) {
+  try {
+    json J = json::parse(ResourcesJson);
+    if (!J.is_object())
+      return false;
+    auto It = J.find(Key);
+    return It != J.end() && It->is_boolean() && It->get<bool>();
+  } catch (const std::exception &) {
+    return false;
   }
 }
 

@@ -75,6 +75,16 @@ std::string describeArgs(const KernelInfo &K,
   return Out;
 }
 
+/// The runtime params' integer values (pointers: 0), as expressions read
+/// them.
+std::vector<int64_t> scalarValues(const std::vector<Arg> &Args) {
+  std::vector<int64_t> Values(Args.size(), 0);
+  for (size_t I = 0; I < Args.size(); ++I)
+    if (!Args[I].isPointer())
+      Values[I] = Args[I].asInt64();
+  return Values;
+}
+
 std::string withArgs(const std::string &Args) {
   return Args.empty() ? "" : " with " + Args;
 }
@@ -95,10 +105,7 @@ public:
       return Error(ErrorCode::NoImage, KS.NoImageMessage);
     if (Error E = checkArgs(Args))
       return E;
-    Values.assign(K.Params.size(), 0);
-    for (size_t I = 0; I < Args.size(); ++I)
-      if (!Args[I].isPointer())
-        Values[I] = Args[I].asInt64();
+    Values = scalarValues(Args);
 
     std::vector<bool> Failed(X.Conditions.size(), false);
     std::vector<size_t> Candidates;
@@ -177,6 +184,10 @@ private:
           Expected<int64_t> R = E.evaluate(Values, ConstValues);
           Holds &= R && *R != 0;
         }
+      // Tensor maps that break TMA's requirements for these arguments
+      // rule the image out likewise.
+      if (Holds && IS.Maps && !IS.Maps->empty())
+        Holds = bool(evaluateTensorMaps(K, *IS.Maps, Args, Values, ConstValues));
       if (Holds)
         return int(I);
     }
@@ -198,6 +209,10 @@ private:
         if (IS.Holds)
           for (const Expr &E : *IS.Holds)
             Names.push_back("'" + E.text() + "'");
+        if (IS.Maps)
+          for (const TensorMapExprs &Map : *IS.Maps)
+            Names.push_back("tensor map " + K.Params[Map.Param].Name +
+                            " within TMA's limits");
       }
     }
     std::sort(Names.begin(), Names.end());
@@ -446,6 +461,7 @@ Expected<Module> Device::loadModule(const Bundle &B) {
         for (const std::string &P : Img.Assumes.Div16)
           IS.Div16.push_back(paramIndex(K, P));
         IS.Holds = &X.Holds[KS.Variants.size()][I];
+        IS.Maps = &X.TensorMaps[KS.Variants.size()][I];
         VS.Images.push_back(std::move(IS));
       }
       // Best rank first, then the most assumptions (the fast path is
@@ -555,16 +571,33 @@ Error kiln::rt::detail::launchPlanned(ModuleImpl &M, unsigned Kernel,
       M.loadImage(Kernel, unsigned(C.Position), C.Slot);
   if (!Image)
     return Image.takeError();
+  // The image's tensor maps, evaluated again for the device (the plan
+  // checked that they meet TMA's requirements).
+  std::vector<TensorMap> Maps;
+  const ImageState &IS = M.Kernels[Kernel].Variants[C.Position].Images[C.Slot];
+  if (IS.Maps && !IS.Maps->empty()) {
+    const KernelInfo &K = M.TheBundle.kernels()[Kernel];
+    Expected<std::vector<TensorMap>> E =
+        evaluateTensorMaps(K, *IS.Maps, Args, scalarValues(Args),
+                           K.Variants[C.Position].ConstValues);
+    if (!E)
+      return Error(ErrorCode::LaunchRefused,
+                   "the code object of " +
+                       K.variantName(K.Variants[C.Position]) +
+                       " cannot run: " + E.error().message());
+    Maps = std::move(*E);
+  }
   std::vector<void *> Pointers;
   for (const Arg &A : Args)
     Pointers.push_back(const_cast<void *>(A.storage()));
-  Pointers.push_back(nullptr); // the slot of a hidden argument (launch())
+  // The slots of the tensor maps and of a hidden argument (launch()).
+  Pointers.resize(Pointers.size() + Maps.size() + 1, nullptr);
   GridDims Grid{Plan.Grid[0], Plan.Grid[1], Plan.Grid[2]};
   if (fault::inject(fault::Point::Launch, "launch"))
     return Error(ErrorCode::Driver, "cannot launch '" +
                                         M.TheBundle.kernels()[Kernel].Name +
                                         "': injected fault");
-  return M.Device->launch(S, **Image, Pointers.data(), Grid);
+  return M.Device->launch(S, **Image, Pointers.data(), Grid, Maps);
 }
 
 Expected<LaunchPlan> Kernel::plan(const std::vector<Arg> &Args,

@@ -190,3 +190,37 @@ module attributes {kiln_gpu.target = "sm_90a"} {
     return
   }
 }
+
+// -----
+
+// A tensor copy takes 1 to 5 coordinates and a tensor map that is a pointer.
+module attributes {kiln_gpu.target = "sm_90a"} {
+  func.func @f(%o: i32, %map: !llvm.ptr) {
+    %buf = kiln_gpu.shared_alloc size 4096 alignment 1024 offset 0 : !kiln_gpu.shared
+    // expected-error @below {{takes 1 to 5 coordinates, not 6}}
+    kiln_gpu.tensor_load %buf[%o], %map[%o, %o, %o, %o, %o, %o], %buf[%o] : !llvm.ptr
+    return
+  }
+}
+
+// -----
+
+module attributes {kiln_gpu.target = "sm_90a"} {
+  func.func @f(%o: i32, %map: i64) {
+    %buf = kiln_gpu.shared_alloc size 4096 alignment 1024 offset 0 : !kiln_gpu.shared
+    // expected-error @below {{tensor map must be an !llvm.ptr, found 'i64'}}
+    kiln_gpu.tensor_load %buf[%o], %map[%o], %buf[%o] : i64
+    return
+  }
+}
+
+// -----
+
+// A box load names one coordinate per dimension of its box.
+module attributes {kiln_gpu.target = "sm_90a"} {
+  func.func @f(%o: i32, %map: !llvm.ptr, %p: tensor<64x64x!kiln.ptr<f16>>) {
+    // expected-error @below {{has 1 coordinates for a box of rank 2}}
+    %t = kiln_gpu.tensor_box_load %map[%o], %p {tensor_map = 0 : i64} : !llvm.ptr, tensor<64x64x!kiln.ptr<f16>> -> tensor<64x64xf16>
+    return
+  }
+}

@@ -76,6 +76,8 @@ json manifestJson(const BundleSpec &Spec) {
           Image["requires"] = I.Requires;
         if (!I.Assumes.is_null())
           Image["assumes"] = I.Assumes;
+        if (!I.TensorMaps.is_null())
+          Image["tensor_maps"] = I.TensorMaps;
         Images.push_back(Image);
       }
       Variants.push_back(
@@ -155,19 +157,27 @@ bool writeFileBytes(const std::string &Path, const std::string &Bytes) {
   return std::fclose(F) == 0 && Ok;
 }
 
-std::string emuBundle(const std::string &Name, std::vector<TestParam> Params) {
-  TestKernel K{Name, std::move(Params), {}, {{}}, {"2"}, {}, {}};
+std::string emuBundle(const std::string &Name, std::vector<TestParam> Params,
+                      const EmuBundleOptions &O) {
+  TestKernel K{Name, std::move(Params), {}, {{}}, {O.Grid}, {}, {}};
   BundleSpec Spec({K});
   TestImage I;
   I.Bytes = readFileBytes(KILN_EMU_TEST_KERNELS);
-  I.Arch = "emu:sm_80";
-  I.Target = "emu:sm_80";
+  I.Arch = "emu:" + O.Arch;
+  I.Target = "emu:" + O.Arch;
   I.Entry = Name;
   I.Resources = {{"threads", 64},
                  {"warp_size", 32},
-                 {"shared_bytes", 256},
+                 {"shared_bytes", O.SharedBytes},
                  {"emulated", true}};
-  I.Requires = {{"emu", "sm_80"}, {"cpu", "x86-64-v2"}};
+  if (O.Resources.is_object())
+    I.Resources.update(O.Resources);
+  I.Requires = {{"emu", O.Arch}, {"cpu", "x86-64-v2"}};
+  I.TensorMaps = O.TensorMaps;
+  if (!O.TensorMaps.is_null()) {
+    Spec.FormatVersion = "4";
+    Spec.JsonVersion = 4;
+  }
   Spec.Images = {I};
   return buildBundle(Spec);
 }

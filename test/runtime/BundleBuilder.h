@@ -56,6 +56,8 @@ struct TestImage {
   nlohmann::json Resources = nlohmann::json::object();
   nlohmann::json Requires; ///< null: no "requires"
   nlohmann::json Assumes;  ///< null: no "assumes"
+  /// null: no "tensor_maps" (they need BundleSpec's versions at 4).
+  nlohmann::json TensorMaps;
 };
 
 struct BundleSpec {
@@ -109,10 +111,20 @@ TestKernel spinKernel(unsigned Variants = 3);
 /// scalars(out: *u8, v_bool: bool, v_i8: i8, ..., v_f64: f64); grid (1).
 TestKernel scalarsKernel();
 
+/// What emuBundle makes.
+struct EmuBundleOptions {
+  std::string Arch = "sm_80";
+  int64_t SharedBytes = 256;
+  std::string Grid = "2";
+  /// The image's "tensor_maps" (then format version 4); null: none.
+  nlohmann::json TensorMaps;
+  nlohmann::json Resources; ///< more resources (check_bounds)
+};
 /// A bundle of one emulated kernel of EmuTestKernels.c (entry = its name)
 /// for emu:sm_80: 64 threads in warps of 32, 256 bytes of shared memory,
-/// grid (2).
-std::string emuBundle(const std::string &Name, std::vector<TestParam> Params);
+/// grid (2), unless `Options` says otherwise.
+std::string emuBundle(const std::string &Name, std::vector<TestParam> Params,
+                      const EmuBundleOptions &Options = {});
 /// What EmuTestKernels.c's `exchange(out: *u32)` writes at out[I] (2
 /// programs of 64 threads: barriers, then an xor shuffle).
 uint32_t exchangeValue(uint32_t I);

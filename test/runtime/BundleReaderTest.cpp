@@ -179,13 +179,16 @@ TEST(BundleReader, UnknownVersions) {
             "b.kpack: bundle container version 2 is not supported (this "
             "runtime reads container version 1)");
 
-  BundleSpec Newer = smallSpec();
-  Newer.FormatVersion = "4";
-  auto F = read(buildBundle(Newer));
-  ASSERT_FALSE(F);
-  EXPECT_EQ(F.error().code(), ErrorCode::UnsupportedVersion);
-  EXPECT_EQ(F.error().message(), "b.kpack: bundle format version 4 is not "
-                                 "supported (this runtime reads version 3)");
+  for (const char *Version : {"5", "2"}) {
+    BundleSpec Newer = smallSpec();
+    Newer.FormatVersion = Version;
+    auto F = read(buildBundle(Newer));
+    ASSERT_FALSE(F);
+    EXPECT_EQ(F.error().code(), ErrorCode::UnsupportedVersion);
+    EXPECT_EQ(F.error().message(),
+              std::string("b.kpack: bundle format version ") + Version +
+                  " is not supported (this runtime reads versions 3 and 4)");
+  }
 
   BundleSpec Json = smallSpec();
   Json.JsonVersion = 7;
@@ -193,7 +196,42 @@ TEST(BundleReader, UnknownVersions) {
   ASSERT_FALSE(J);
   EXPECT_EQ(J.error().code(), ErrorCode::UnsupportedVersion);
   EXPECT_EQ(J.error().message(), "b.kpack: bundle format version 7 is not "
-                                 "supported (this runtime reads version 3)");
+                                 "supported (this runtime reads versions 3 "
+                                 "and 4)");
+
+  // Version 4 (images may have tensor maps) is read; the JSON's version
+  // and every binary's must be the manifest binary's.
+  BundleSpec Four = smallSpec();
+  Four.FormatVersion = "4";
+  Four.JsonVersion = 4;
+  auto V4 = read(buildBundle(Four));
+  EXPECT_TRUE(V4) << V4.error().message();
+  Four.JsonVersion = 3;
+  auto Mixed = read(buildBundle(Four));
+  ASSERT_FALSE(Mixed);
+  EXPECT_EQ(Mixed.error().code(), ErrorCode::InvalidBundle);
+  EXPECT_EQ(Mixed.error().message(),
+            "b.kpack: manifest: 'version' is 3, but the bundle's "
+            "kiln.format-version is 4");
+  // An image binary of version 3 after a version-4 manifest.
+  std::string V3 = buildBundle(smallSpec());
+  BundleSpec FourAgain = smallSpec();
+  FourAgain.FormatVersion = "4";
+  FourAgain.JsonVersion = 4;
+  std::string V4Bytes = buildBundle(FourAgain);
+  auto Manifest4 = detail::readContainer(
+      reinterpret_cast<const uint8_t *>(V4Bytes.data()), V4Bytes.size(), "b");
+  auto Binaries3 = detail::readContainer(
+      reinterpret_cast<const uint8_t *>(V3.data()), V3.size(), "b");
+  ASSERT_TRUE(Manifest4 && Binaries3);
+  uint64_t Images3 = (*Binaries3)[1].Offset, Images4 = (*Manifest4)[1].Offset;
+  std::string Spliced = V4Bytes.substr(0, Images4) + V3.substr(Images3);
+  auto S = read(Spliced);
+  ASSERT_FALSE(S);
+  EXPECT_EQ(S.error().message(),
+            "b.kpack: bundle is corrupt: the binary at offset " +
+                std::to_string(Images4) +
+                " has format version 3, the manifest 4");
 }
 
 TEST(BundleReader, StructuralDamage) {

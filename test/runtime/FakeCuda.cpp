@@ -11,6 +11,7 @@
 
 #include "FakeCuda.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -87,6 +88,7 @@ int64_t writeRecord(uint64_t *Header, const char *Format,
 struct Function {
   std::string Name;
   unsigned Params = 0;
+  unsigned TensorMaps = 0; ///< after the params
   std::string Action;
   int MaxThreads = 1024;
   int MaxDynamicShared = API(48, 64) * 1024; // the default limit
@@ -120,6 +122,8 @@ int Retained[2] = {0, 0};
 CUresult Sticky = kSuccess;
 int LaunchCount = 0;
 KilnFakeLaunch Last = {};
+/// cuTensorMapEncodeTiled's calls.
+std::vector<KilnFakeTensorMap> TensorMaps;
 thread_local std::vector<Context *> CurrentStack;
 /// HIP: the thread's current device (hipSetDevice).
 [[maybe_unused]] thread_local int CurrentDevice = 0;
@@ -189,7 +193,11 @@ EXPORT CUresult API(cuDriverGetVersion, hipDriverGetVersion)(int *Version) {
   if (!Version)
     return kInvalidValue;
   const char *V = std::getenv(FAKE_ENV("_DRIVER_VERSION"));
+#ifdef KILN_FAKE_CUDA_NO_TMA
+  *Version = V && *V ? std::atoi(V) : 11080;
+#else
   *Version = V && *V ? std::atoi(V) : API(12040, 60241134);
+#endif
   return kSuccess;
 }
 
@@ -588,6 +596,8 @@ Module *parseModule(const char *Text) {
     while (Words >> Word) {
       if (Word.rfind("params=", 0) == 0)
         F->Params = unsigned(std::atoi(Word.c_str() + 7));
+      else if (Word.rfind("tmaps=", 0) == 0)
+        F->TensorMaps = unsigned(std::atoi(Word.c_str() + 6));
       else if (Word.rfind("action=", 0) == 0)
         F->Action = Word.substr(7);
       else if (Word.rfind("maxthreads=", 0) == 0)
@@ -624,6 +634,53 @@ EXPORT CUresult API(cuModuleUnload, hipModuleUnload)(Module *M) {
   return kSuccess;
 }
 
+#if !defined(KILN_FAKE_HIP) && !defined(KILN_FAKE_CUDA_NO_TMA)
+/// Checks what the real driver checks of the arguments the runtime
+/// passes (cuda.h's documentation of cuTensorMapEncodeTiled), records
+/// them and writes "KTMP" and the call's index into the map.
+EXPORT CUresult cuTensorMapEncodeTiled(
+    void *Map, int DataType, unsigned Rank, void *Address,
+    const unsigned long long *Dims, const unsigned long long *Strides,
+    const unsigned *Box, const unsigned *ElementStrides, int Interleave,
+    int Swizzle, int L2Promotion, int OobFill) {
+  std::lock_guard<std::mutex> Lock(Mutex);
+  if (!Map || uintptr_t(Map) % 64 || Rank < 1 || Rank > 5 ||
+      uintptr_t(Address) % 16 || !Dims || (Rank > 1 && !Strides) || !Box ||
+      !ElementStrides || DataType < 0 || DataType > 12 || Interleave != 0 ||
+      Swizzle < 0 || Swizzle > 3 || L2Promotion < 0 || L2Promotion > 3 ||
+      OobFill < 0 || OobFill > 1)
+    return kInvalidValue;
+  for (unsigned I = 0; I < Rank; ++I)
+    if (!Dims[I] || Dims[I] > (1ull << 32) || !Box[I] || Box[I] > 256 ||
+        ElementStrides[I] != 1 ||
+        (I > 0 && (Strides[I - 1] % 16 || Strides[I - 1] >= (1ull << 40))))
+      return kInvalidValue;
+  if (std::getenv("KILN_FAKE_CUDA_TMAP_FAIL"))
+    return kInvalidValue;
+  KilnFakeTensorMap R = {};
+  R.DataType = DataType;
+  R.Rank = Rank;
+  R.Address = uintptr_t(Address);
+  for (unsigned I = 0; I < Rank; ++I) {
+    R.Dims[I] = Dims[I];
+    R.Box[I] = Box[I];
+    R.ElementStrides[I] = ElementStrides[I];
+    if (I > 0)
+      R.Strides[I - 1] = Strides[I - 1];
+  }
+  R.Interleave = Interleave;
+  R.Swizzle = Swizzle;
+  R.L2Promotion = L2Promotion;
+  R.OobFill = OobFill;
+  uint32_t Index = uint32_t(TensorMaps.size());
+  TensorMaps.push_back(R);
+  std::memset(Map, 0, 128);
+  std::memcpy(Map, "KTMP", 4);
+  std::memcpy(static_cast<char *>(Map) + 4, &Index, 4);
+  return kSuccess;
+}
+#endif
+
 #ifndef KILN_FAKE_HIP
 EXPORT CUresult cuFuncGetAttribute(int *Value, int Attribute, Function *F) {
   NEED_CONTEXT();
@@ -657,6 +714,12 @@ EXPORT CUresult API(cuLaunchKernel, hipModuleLaunchKernel)(
     return kInvalidValue;
   if (F->Action == "fail")
     return kLaunchOutOfResources;
+  // Tensor maps: 128-byte maps by value, 64-byte aligned, as the encoder
+  // wrote them.
+  for (unsigned I = F->Params; I < F->Params + F->TensorMaps; ++I)
+    if (!Params[I] || uintptr_t(Params[I]) % 64 ||
+        std::memcmp(Params[I], "KTMP", 4) != 0)
+      return kInvalidValue;
   ++LaunchCount;
   Last = KilnFakeLaunch();
   std::snprintf(Last.Function, sizeof(Last.Function), "%s", F->Name.c_str());
@@ -664,7 +727,7 @@ EXPORT CUresult API(cuLaunchKernel, hipModuleLaunchKernel)(
   Last.Block[0] = BX, Last.Block[1] = BY, Last.Block[2] = BZ;
   Last.SharedBytes = Shared;
   Last.MaxDynamicShared = F->MaxDynamicShared;
-  Last.NumParams = F->Params < 16 ? F->Params : 16;
+  Last.NumParams = std::min(F->Params + F->TensorMaps, 16u);
   for (unsigned I = 0; I < Last.NumParams; ++I)
     std::memcpy(&Last.Params[I], Params[I], 8); // the runtime's 8-byte slots
   if (const char *LogPath = std::getenv(FAKE_ENV("_LOG")))
@@ -683,7 +746,7 @@ EXPORT CUresult API(cuLaunchKernel, hipModuleLaunchKernel)(
     // claims the trap word after the records, writes kAssertFormat's
     // record and stores its offset + 1 there.
     uint64_t Buffer;
-    std::memcpy(&Buffer, Params[F->Params], 8);
+    std::memcpy(&Buffer, Params[F->Params + F->TensorMaps], 8);
     auto *Header = reinterpret_cast<uint64_t *>(uintptr_t(Buffer));
     if (!isDeviceRange(Buffer, 16) ||
         !isDeviceRange(Buffer, 16 + Header[1] + 8))
@@ -729,6 +792,19 @@ EXPORT int kiln_fake_cuda_last_launch(KilnFakeLaunch *Out) {
   if (!LaunchCount)
     return 0;
   *Out = Last;
+  return 1;
+}
+
+EXPORT int kiln_fake_cuda_tensor_map_count(void) {
+  std::lock_guard<std::mutex> Lock(Mutex);
+  return int(TensorMaps.size());
+}
+
+EXPORT int kiln_fake_cuda_tensor_map(int Index, KilnFakeTensorMap *Out) {
+  std::lock_guard<std::mutex> Lock(Mutex);
+  if (Index < 0 || size_t(Index) >= TensorMaps.size())
+    return 0;
+  *Out = TensorMaps[size_t(Index)];
   return 1;
 }
 

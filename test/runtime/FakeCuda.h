@@ -13,14 +13,19 @@
  *   KILN_FAKE_CUDA_DRIVER_VERSION   cuDriverGetVersion (default 12040)
  *   KILN_FAKE_CUDA_LOG      a file to which every launch appends a line:
  *                           "launch F grid=X,Y,Z block=X,Y,Z shared=N"
+ *   KILN_FAKE_CUDA_TMAP_FAIL   set: cuTensorMapEncodeTiled fails with
+ *                           CUDA_ERROR_INVALID_VALUE
  *
  * Memory is malloc'ed host memory, so copies and fills round-trip; every
  * call that needs a context fails with CUDA_ERROR_INVALID_CONTEXT unless
  * one is current, and device pointers must lie in a live allocation.
  *
  * A code object is accepted if it starts with "KILNFAKE": then lines
- * "NAME [params=N] [action=vadd|trap|fail|print|assert] [maxthreads=N]", up to a line
- * "END", declare its functions. Anything else is refused with
+ * "NAME [params=N] [tmaps=M] [action=vadd|trap|fail|print|assert]
+ * [maxthreads=N]", up to a line "END", declare its functions; tmaps=M: M
+ * tensor maps follow the N params (each must point at a 64-byte-aligned map
+ * that cuTensorMapEncodeTiled wrote, else the launch fails with
+ * CUDA_ERROR_INVALID_VALUE; the launch records their first 8 bytes). Anything else is refused with
  * CUDA_ERROR_INVALID_PTX and a JIT error log. A launch records its
  * function, grid, block, shared memory and the first 8 bytes of each of
  * its N params; action vadd computes z[i] = x[i] + y[i] (f32) for params
@@ -42,6 +47,10 @@
  * "\x7fELF" followed by the text above (else hipErrorNoBinaryForGpu); a
  * trap leaves hipErrorLaunchFailure until the next hipInit (each device
  * open starts afresh); the default dynamic LDS limit is 64 KiB.
+ *
+ * libfakecuda11.so (the CUDA fake built with KILN_FAKE_CUDA_NO_TMA) is a
+ * driver before CUDA 12: no cuTensorMapEncodeTiled, and version 11080 by
+ * default.
  *
  * Both: action=print writes one record into Kiln's print buffer (the
  * hidden argument after the N params: runtime/lib/GpuDevice.h) with the
@@ -71,6 +80,20 @@ struct KilnFakeLaunch {
   unsigned long long Params[16];
 };
 
+/* The arguments of one cuTensorMapEncodeTiled call (dimensions innermost
+ * first, as CUDA has them). The fake writes the map as "KTMP", the call's
+ * index (u32), then zeros. */
+struct KilnFakeTensorMap {
+  int DataType;
+  unsigned Rank;
+  unsigned long long Address;
+  unsigned long long Dims[5];
+  unsigned long long Strides[4];
+  unsigned Box[5];
+  unsigned ElementStrides[5];
+  int Interleave, Swizzle, L2Promotion, OobFill;
+};
+
 /* Test hooks (found with dlsym). */
 typedef int (*KilnFakeLastLaunchFn)(struct KilnFakeLaunch *Out);
 typedef int (*KilnFakeLaunchCountFn)(void);
@@ -81,6 +104,10 @@ typedef void (*KilnFakeLiveFn)(int *Allocations, int *Streams, int *Events,
 int kiln_fake_cuda_last_launch(struct KilnFakeLaunch *Out);
 /* Launches so far. */
 int kiln_fake_cuda_launch_count(void);
+/* cuTensorMapEncodeTiled calls so far; the arguments of call `Index`
+ * (0-based; 0 if there was no such call). */
+int kiln_fake_cuda_tensor_map_count(void);
+int kiln_fake_cuda_tensor_map(int Index, struct KilnFakeTensorMap *Out);
 /* Live objects: allocations, streams, events, modules, retained contexts. */
 void kiln_fake_cuda_live(int *Allocations, int *Streams, int *Events,
                          int *Modules, int *Contexts);

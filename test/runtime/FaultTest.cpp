@@ -73,6 +73,9 @@ const std::map<std::string, std::string> &absorbed() {
       // The memory clock and bus width (and HIP's opt-in shared memory)
       // are optional: 0 when a device does not report them.
       {"DriverCall:cuDeviceGetAttribute", "optional attributes"},
+      // Drivers before CUDA 12 lack cuTensorMapEncodeTiled: images with
+      // tensor maps are then not used, nothing else changes.
+      {"DlSym:cuTensorMapEncodeTiled", "an optional entry point"},
       {"DriverCall:hipDeviceGetAttribute", "optional attributes"},
       // HIP: asking which device is current only spares a hipSetDevice.
       {"DriverCall:hipGetDevice", "hipSetDevice is called instead"},
@@ -374,6 +377,28 @@ TEST_F(Faults, Cuda) {
   // Above 48 KiB of shared memory: the opt-in is one more driver call.
   I.Resources = {{"threads", 128}, {"shared_bytes", 65536}};
   walk({"cuda", "cuda:0", "vadd", vaddBundle({I}), "KILN_CUDA_DRIVER",
+        KILN_FAKE_CUDA});
+}
+
+// An image with tensor maps of x and y (and the generic one): encoding
+// them is one more driver call per map, whose failure names it; without
+// the entry point, the generic image runs (absorbed).
+TEST_F(Faults, CudaTensorMaps) {
+  ScopedEnv Mode("KILN_FAKE_CUDA", "one");
+  ScopedEnv Driver("KILN_CUDA_DRIVER", KILN_FAKE_CUDA);
+  TestImage Fast = cudaImage(vaddFunctions(" tmaps=2"));
+  for (const char *P : {"x", "y"})
+    Fast.TensorMaps.push_back({{"param", P},
+                               {"type", "f32"},
+                               {"sizes", {"n"}},
+                               {"strides", {"1"}},
+                               {"box", {4}},
+                               {"swizzle", 0}});
+  BundleSpec Spec({vaddKernel()});
+  Spec.Images = {Fast, cudaImage(vaddFunctions())};
+  Spec.FormatVersion = "4";
+  Spec.JsonVersion = 4;
+  walk({"cuda-tma", "cuda:0", "vadd", buildBundle(Spec), "KILN_CUDA_DRIVER",
         KILN_FAKE_CUDA});
 }
 

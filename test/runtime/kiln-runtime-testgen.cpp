@@ -4,9 +4,11 @@
 //
 //   kiln-runtime-testgen bundle KIND OUT
 //       KIND: basic (vadd, tag, bcopy, scale, printer, trapper, scalars),
-//       tiny (the same with 4-byte fake code objects), gpu-only, format4,
+//       tiny (the same with 4-byte fake code objects), gpu-only, format5,
 //       container2, truncated, corrupt-json, cuda (vadd and trapper for the
-//       fake CUDA driver, FakeCuda.h), cuda-garbage (the same with code objects
+//       fake CUDA driver, FakeCuda.h), cuda-tma (vadd with a fast path that
+//       takes tensor maps of x and y, and a generic image), cuda-garbage (the
+//       same as cuda with code objects
 //       the driver refuses), hip and hip-garbage (the same for the fake
 //       HIP), cuda-host (vadd, scale and bcopy with both fake
 //       CUDA code objects and host ones: on the fake driver vadd adds, scale
@@ -92,6 +94,38 @@ int bundle(const std::string &Kind, const std::string &Out) {
       I.Requires = {{"gfx", "gfx942"}, {"wave_size", 64}, {"code_object", 5}};
     Gpu.Images = {I};
     Bytes = buildBundle(Gpu);
+  } else if (Kind == "cuda-tma") {
+    // vadd for the fake CUDA driver: a fast path that takes tensor maps of
+    // x and y (f32 [n], boxes of 4), and the generic image (format 4).
+    BundleSpec Gpu{{vaddKernel()}};
+    TestImage Fast, Generic;
+    for (TestImage *I : {&Fast, &Generic}) {
+      I->Triple = "nvptx64-nvidia-cuda";
+      I->Arch = I->Target = "sm_90";
+      I->ImageKind = 3;   // IMG_Cubin
+      I->OffloadKind = 2; // OFK_Cuda
+      I->Resources = {{"threads", 128}};
+    }
+    std::string Fake = "KILNFAKE\n";
+    for (int V = 0; V < 3; ++V)
+      Fake += "vadd_v" + std::to_string(V) + " params=4 tmaps=2 action=vadd\n";
+    Fast.Bytes = Fake + "END\n";
+    Generic.Bytes = "KILNFAKE\n"
+                    "vadd_v0 params=4 action=vadd\n"
+                    "vadd_v1 params=4 action=vadd\n"
+                    "vadd_v2 params=4 action=vadd\n"
+                    "END\n";
+    for (const char *P : {"x", "y"})
+      Fast.TensorMaps.push_back({{"param", P},
+                                 {"type", "f32"},
+                                 {"sizes", {"n"}},
+                                 {"strides", {"1"}},
+                                 {"box", {4}},
+                                 {"swizzle", 0}});
+    Gpu.Images = {Fast, Generic};
+    Gpu.FormatVersion = "4";
+    Gpu.JsonVersion = 4;
+    Bytes = buildBundle(Gpu);
   } else if (Kind == "cuda-host") {
     // For kiln-run --check: the fake driver runs vadd (z = x + y, as the
     // host does) and leaves the buffers of scale and bcopy as they were,
@@ -116,8 +150,8 @@ int bundle(const std::string &Kind, const std::string &Out) {
     Spec.Triple = "nvptx64-nvidia-cuda";
     Spec.Arch = "sm_90a";
     Bytes = buildBundle(Spec);
-  } else if (Kind == "format4") {
-    Spec.FormatVersion = "4";
+  } else if (Kind == "format5") {
+    Spec.FormatVersion = "5";
     Bytes = buildBundle(Spec);
   } else if (Kind == "container2") {
     Bytes = buildBundle(Spec);

@@ -288,13 +288,116 @@ TEST(BundleTest, UnknownVersionsAreRefused) {
   // The format version, in the manifest's strings.
   llvm::object::OffloadBinary::OffloadingImage image;
   image.Image = llvm::MemoryBuffer::getMemBuffer(
-      R"({"format":"kiln-bundle","version":4})", "", false);
+      R"({"format":"kiln-bundle","version":5})", "", false);
   image.StringData["kiln.format"] = "kiln-bundle";
-  image.StringData["kiln.format-version"] = "4";
-  auto manifest = llvm::object::OffloadBinary::write(image);
-  EXPECT_EQ(readError(manifest.str()),
-            "unsupported kiln bundle format version 4 (this kiln reads "
-            "version 3)");
+  for (const char *version : {"5", "2"}) {
+    image.StringData["kiln.format-version"] = version;
+    auto manifest = llvm::object::OffloadBinary::write(image);
+    EXPECT_EQ(readError(manifest.str()),
+              std::string("unsupported kiln bundle format version ") +
+                  version + " (this kiln reads versions 3 and 4)");
+  }
+}
+
+// Images may carry tensor maps (format 4): written when there are some,
+// with version 4 then (3 otherwise), read back, and shown apart from the
+// images they differ from.
+TEST(BundleTest, TensorMaps) {
+  Bundle b = makeBundle();
+  EXPECT_EQ(read(write(b))->formatVersion, 3u);
+  Image tma = b.images[0]; // alpha, variant 0, sm_90a
+  ASSERT_EQ(tma.target, "sm_90a");
+  const char *maps = R"([{"box":[128,64],"param":"x","sizes":["n","64"],)"
+                     R"("strides":["64","1"],"swizzle":128,"type":"f32"}])";
+  tma.tensorMapsJson = maps;
+  tma.bytes = "tma";
+  b.images.push_back(tma);
+  std::string bytes = write(b);
+  auto file = read(bytes);
+  ASSERT_TRUE(bool(file)) << llvm::toString(file.takeError());
+  EXPECT_EQ(file->formatVersion, 4u);
+  const std::string &json = file->manifestJson;
+  EXPECT_NE(json.find(std::string("\"tensor_maps\":") + maps),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find(R"("version":4})"), std::string::npos);
+  EXPECT_EQ(json.find(R"("tensor_maps":[])"), std::string::npos);
+  // alpha's variant 0: host, sm_90a without maps, then with them.
+  ASSERT_EQ(file->bundle.images.size(), 9u);
+  EXPECT_EQ(file->bundle.images[5].tensorMapsJson, "[]");
+  EXPECT_EQ(file->bundle.images[6].tensorMapsJson, maps);
+  EXPECT_EQ(file->bundle.images[6].bytes, "tma");
+  EXPECT_EQ(write(file->bundle), bytes);
+
+  auto error = [](const Bundle &b) {
+    auto bytes = writeBundle(b);
+    return bytes ? std::string() : llvm::toString(bytes.takeError());
+  };
+  b.images.push_back(tma);
+  EXPECT_EQ(error(b), "cannot write bundle: two images of one kind of "
+                      "variant 0 of kernel 'alpha' for target 'sm_90a'");
+  b.images.pop_back();
+  b.images.back().tensorMapsJson = "{}";
+  EXPECT_EQ(error(b), "cannot write bundle: the tensor maps of variant 0 of "
+                      "kernel 'alpha' for target 'sm_90a' are not a JSON "
+                      "array");
+
+  // A version-3 manifest with tensor maps, and tensor maps that are not
+  // objects, are corrupt; so is an image of another version than the
+  // manifest's.
+  auto binary = [](llvm::StringRef bytes, const char *version,
+                   bool manifest) {
+    llvm::object::OffloadBinary::OffloadingImage image;
+    image.Image = llvm::MemoryBuffer::getMemBuffer(bytes, "", false);
+    image.StringData["kiln.format-version"] = version;
+    image.TheImageKind = llvm::object::IMG_None;
+    image.TheOffloadKind = llvm::object::OFK_None;
+    image.Flags = 0;
+    if (manifest) {
+      image.StringData["kiln.format"] = "kiln-bundle";
+    } else {
+      image.TheImageKind = llvm::object::IMG_Cubin;
+      image.TheOffloadKind = llvm::object::OFK_Cuda;
+      image.StringData["kiln.kernel"] = "k";
+      image.StringData["kiln.variant"] = "0";
+      image.StringData["kiln.entry"] = "k_v0";
+      image.StringData["triple"] = "nvptx64-nvidia-cuda";
+      image.StringData["arch"] = "sm_90a";
+    }
+    std::string out = llvm::object::OffloadBinary::write(image).str().str();
+    out.resize((out.size() + 7) / 8 * 8, '\0');
+    return out;
+  };
+  auto manifest = [](int version, const std::string &mapsJson) {
+    return R"({"format":"kiln-bundle","version":)" + std::to_string(version) +
+           R"(,"source":"k.tile","kernels":[{"name":"k","params":[],)"
+           R"("const_params":[],"grid":["1"],"key":[],)"
+           R"("launch_conditions":[],"variants":[{"index":0,"const":{},)"
+           R"("images":[{"target":"sm_90a","triple":"nvptx64-nvidia-cuda",)"
+           R"("arch":"sm_90a","entry":"k_v0","resources":{},)"
+           R"("tensor_maps":)" +
+           mapsJson + "}]}]}]}";
+  };
+  std::string good = binary(manifest(4, "[{}]"), "4", true) +
+                     binary("code", "4", false);
+  ASSERT_TRUE(bool(read(good))) << readError(good);
+  EXPECT_EQ(readError(binary(manifest(3, "[{}]"), "3", true) +
+                      binary("code", "3", false)),
+            "corrupt bundle: manifest: kernels[0].variants[0].images[0]."
+            "tensor_maps: needs format version 4, the bundle is version 3");
+  EXPECT_EQ(readError(binary(manifest(4, "[{},7]"), "4", true) +
+                      binary("code", "4", false)),
+            "corrupt bundle: manifest: kernels[0].variants[0].images[0]."
+            "tensor_maps[1]: expected an object");
+  EXPECT_EQ(readError(binary(manifest(4, "{}"), "4", true) +
+                      binary("code", "4", false)),
+            "corrupt bundle: manifest: kernels[0].variants[0].images[0]."
+            "tensor_maps: expected an array");
+  std::string head = binary(manifest(4, "[{}]"), "4", true);
+  EXPECT_EQ(readError(head + binary("code", "3", false)),
+            "corrupt bundle: the offloading binary at offset " +
+                std::to_string(head.size()) +
+                " has format version 3, the manifest 4");
 }
 
 TEST(BundleTest, ManifestAndImagesMustAgree) {

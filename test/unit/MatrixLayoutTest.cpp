@@ -463,3 +463,40 @@ TEST(MatrixLayouts, WarpgroupDescriptorRefusesOtherPlacements) {
   LinearLayout plain({rows, cols}, {{"offset", 64 * 64}});
   EXPECT_FALSE(planMatrixDescriptor(plain, 2, true, 64, corners).has_value());
 }
+
+// Tensor copies put a tile where the stage's shared layout has it: the
+// widest swizzle whose span is a row of the piece, rows over 128 bytes in
+// 128-byte pieces, and no plan for boxes the hardware cannot copy.
+TEST(MatrixLayouts, TensorCopyPlans) {
+  using kiln::gpu::threads::planTensorCopy;
+  struct Case {
+    llvm::SmallVector<int64_t, 3> shape;
+    int64_t elemBytes;
+    int32_t swizzle;
+    llvm::SmallVector<int64_t, 3> pieceBox;
+    int64_t pieces, pieceBytes, alignment;
+  };
+  const Case cases[] = {
+      {{128, 64}, 2, 128, {128, 64}, 1, 16384, 1024},
+      {{64, 256}, 2, 128, {64, 64}, 4, 8192, 1024},
+      {{64, 32}, 2, 64, {64, 32}, 1, 4096, 512},
+      {{32, 16}, 2, 32, {32, 16}, 1, 1024, 256},
+      {{64, 32}, 4, 128, {64, 32}, 1, 8192, 1024},
+      {{1, 128, 128}, 2, 128, {1, 128, 64}, 2, 16384, 1024},
+      {{128, 128}, 1, 128, {128, 128}, 1, 16384, 1024},
+  };
+  for (const Case &c : cases) {
+    std::optional<kiln::gpu::threads::TensorCopyPlan> plan =
+        planTensorCopy(c.shape, c.elemBytes);
+    ASSERT_TRUE(plan.has_value()) << "shape " << c.shape[0] << "x...";
+    EXPECT_EQ(plan->swizzle, c.swizzle);
+    EXPECT_EQ(plan->pieceBox, c.pieceBox);
+    EXPECT_EQ(plan->pieces, c.pieces);
+    EXPECT_EQ(plan->pieceBytes, c.pieceBytes);
+    EXPECT_EQ(plan->alignment, c.alignment);
+  }
+  // More than 256 rows in a box; rows under 16 bytes; rank 0.
+  EXPECT_FALSE(planTensorCopy({512, 64}, 2).has_value());
+  EXPECT_FALSE(planTensorCopy({64, 4}, 2).has_value());
+  EXPECT_FALSE(planTensorCopy({}, 2).has_value());
+}

@@ -327,7 +327,8 @@ std::string join(const std::vector<std::string> &Names,
 }
 
 /// ", fast path ENTRY (assumes ...)" when the launch runs an image that
-/// assumes aligned or divisible arguments or conditions, else "".
+/// assumes aligned or divisible arguments or conditions, or loads views
+/// with TMA tensor maps, else "".
 std::string fastPathText(const KernelInfo &Info, const LaunchPlan &Plan) {
   for (const VariantInfo &V : Info.Variants) {
     if (V.Index != Plan.Variant || Plan.Image >= V.Images.size())
@@ -340,6 +341,11 @@ std::string fastPathText(const KernelInfo &Info, const LaunchPlan &Plan) {
       Parts.push_back("multiples of 16 " + join(I.Assumes.Div16));
     for (const std::string &C : I.Assumes.Holds)
       Parts.push_back(C);
+    std::vector<std::string> Mapped;
+    for (const TensorMapInfo &M : I.TensorMaps)
+      Mapped.push_back(M.Param);
+    if (!Mapped.empty())
+      Parts.push_back("TMA loads of " + join(Mapped));
     if (Parts.empty())
       return "";
     return ", fast path " + I.Entry + " (" + join(Parts, "; ") + ")";

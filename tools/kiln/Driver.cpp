@@ -138,6 +138,9 @@ const char *const kCompileOptions = R"(COMPILE OPTIONS:
   --check-bounds        checked mode: every load, store and atomic asks the
                         runtime first; the first out-of-range access fails the
                         launch with its source location
+  --fast-path           with --emit of a GPU stage: show each variant's
+                        fast-path image (aligned arguments; TMA on sm_90a)
+                        instead of its generic one
   --tuned TABLE.json    keep only the variants a tuning table chose (kiln
                         tune export) plus each kernel's default variant, and
                         ship the table in the bundle: launches then use it
@@ -258,6 +261,8 @@ struct Options {
   /// kiln run: compile one variant and give its code objects to every
   /// variant, a bundle only good for planning a launch (which variant).
   bool planOnly = false;
+  /// --fast-path: --emit shows the fast-path images.
+  bool fastPath = false;
   /// --namespace NS: the launchers' C++ namespace (empty: the file's stem).
   std::string launcherNamespace;
 };
@@ -294,6 +299,11 @@ std::optional<int> finishCompileArgs(Options &opts) {
                         " cannot be combined with --emit=" + opts.emit);
     return std::nullopt;
   }
+  if (opts.fastPath)
+    return usageError("--fast-path applies to --emit of a GPU target's stage "
+                      "(gpu, llvm, ptx, cubin, amdgcn, hsaco), not " +
+                      (opts.emit.empty() ? std::string("a bundle")
+                                         : "--emit=" + opts.emit));
   bool bundleOptions = !opts.targets.empty() || opts.hostCpu ||
                        opts.checkBounds || opts.amdgpuCodeObject;
   if (opts.emit.empty()) {
@@ -379,6 +389,8 @@ std::optional<int> parseCompileArgs(llvm::ArrayRef<const char *> args,
       }
     } else if (a == "--check-bounds") {
       opts.checkBounds = true;
+    } else if (a == "--fast-path") {
+      opts.fastPath = true;
     } else if (isLong("--host-cpu")) {
       auto v = value("--host-cpu");
       if (!v || v->empty())
@@ -694,6 +706,7 @@ std::optional<int> compileVariant(mlir::ModuleOp variantModule,
     image.resourcesJson = object.resourcesJson;
     image.requiresJson = object.requiresJson;
     image.assumesJson = object.assumesJson;
+    image.tensorMapsJson = object.tensorMapsJson;
     image.bytes = std::move(object.bytes);
     images.push_back(std::move(image));
   }
@@ -1207,6 +1220,17 @@ int emitStage(const Options &opts, mlir::ModuleOp specialized,
   std::string lastDrop;
   for (mlir::ModuleOp v : variants) {
     std::string entry = v.getSymName() ? v.getSymName()->str() : "kernel";
+    mlir::OwningOpRef<mlir::ModuleOp> fast;
+    if (opts.fastPath) {
+      fast = mlir::cast<mlir::ModuleOp>(v->clone());
+      if (!target.backend->makeFastPath(*fast, target.arch))
+        return userError(entry + " (" + variantConfig(v) +
+                         ") has no fast-path image for target '" +
+                         target.name + "': it assumes nothing of its "
+                         "arguments");
+      v = *fast;
+      entry += "_a16";
+    }
     llvm::Expected<std::string> text =
         target.backend->emitStage(v, target.arch, entry, opts.emit);
     if (!text) {

@@ -63,12 +63,56 @@ std::string offloadKindName(uint16_t kind) {
   return "kind " + std::to_string(kind);
 }
 
+/// "[M, K]" from a JSON array of strings or integers ("?" for anything
+/// else: the reader checked only that maps are objects).
+std::string listText(const Json &j) {
+  if (!j.is_array())
+    return "?";
+  std::string out = "[";
+  for (size_t i = 0; i < j.size(); ++i) {
+    out += i ? ", " : "";
+    if (j[i].is_string())
+      out += j[i].get<std::string>();
+    else if (j[i].is_number_integer())
+      out += std::to_string(j[i].get<int64_t>());
+    else
+      out += "?";
+  }
+  return out + "]";
+}
+
+/// One line per tensor map of an image (docs/bundle.md, "tensor_maps"):
+/// "tensor map a: f16 [M, K] strides [lda, 1] box [128, 64] swizzle 128".
+void printTensorMaps(const std::string &mapsJson, llvm::raw_ostream &os) {
+  Json maps = Json::parse(mapsJson, nullptr, /*allow_exceptions=*/false);
+  if (!maps.is_array())
+    return;
+  auto text = [](const Json &map, const char *key) -> std::string {
+    auto it = map.find(key);
+    if (it == map.end())
+      return "?";
+    if (it->is_string())
+      return it->get<std::string>();
+    if (it->is_number_integer())
+      return std::to_string(it->get<int64_t>());
+    return listText(*it);
+  };
+  for (const Json &map : maps) {
+    if (!map.is_object())
+      continue;
+    os << "      tensor map " << text(map, "param") << ": " << text(map, "type")
+       << " " << text(map, "sizes") << " strides " << text(map, "strides")
+       << " box " << text(map, "box") << " swizzle " << text(map, "swizzle")
+       << "\n";
+  }
+}
+
 void printText(const bundle::BundleFile &file, llvm::raw_ostream &os) {
   const bundle::Bundle &b = file.bundle;
   size_t variants = 0;
   for (const bundle::KernelMetadata &k : b.kernels)
     variants += k.variants.size();
-  os << "bundle format " << bundle::kFormatVersion << ", source " << b.source
+  os << "bundle format " << file.formatVersion << ", source " << b.source
      << ": " << b.kernels.size() << " kernel"
      << (b.kernels.size() == 1 ? "" : "s") << ", " << variants << " variant"
      << (variants == 1 ? "" : "s") << ", " << b.images.size() << " image"
@@ -127,6 +171,7 @@ void printText(const bundle::BundleFile &file, llvm::raw_ostream &os) {
         if (image.assumesJson != "{}")
           os << ", assumes " << image.assumesJson;
         os << "\n";
+        printTensorMaps(image.tensorMapsJson, os);
       }
     }
   }

@@ -4,6 +4,7 @@
 
 #include "compiler/GPU/TargetDesc.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -207,6 +208,30 @@ LogicalResult ReadTileOp::verify() {
       return emitOpError("order must be a permutation of the result's ")
              << type.getRank() << " dimensions";
   }
+  return success();
+}
+
+LogicalResult TensorBoxLoadOp::verify() {
+  if (!isa<LLVM::LLVMPointerType>(getMap().getType()))
+    return emitOpError("tensor map must be an !llvm.ptr, found ")
+           << getMap().getType();
+  auto ptrType = cast<RankedTensorType>(getPtrs().getType());
+  if (int64_t(getCoords().size()) != ptrType.getRank())
+    return emitOpError("has ") << getCoords().size()
+                               << " coordinates for a box of rank "
+                               << ptrType.getRank();
+  if (getResult().getType().getShape() != ptrType.getShape())
+    return emitOpError("result shape differs from the pointer tile's");
+  return success();
+}
+
+LogicalResult TensorLoadOp::verify() {
+  if (!isa<LLVM::LLVMPointerType>(getMap().getType()))
+    return emitOpError("tensor map must be an !llvm.ptr, found ")
+           << getMap().getType();
+  if (getCoords().empty() || getCoords().size() > 5)
+    return emitOpError("takes 1 to 5 coordinates, not ")
+           << getCoords().size();
   return success();
 }
 

@@ -80,6 +80,38 @@ def KilnGPU_AsyncCopyTileOp : KilnGPU_Op<"async_copy_tile"> {
   let hasVerifier = 1;
 }
 
+def KilnGPU_TensorBoxLoadOp : KilnGPU_Op<"tensor_box_load",
+    [AttrSizedOperandSegments, MemoryEffects<[MemRead]>]> {
+  let summary = "a view box that a tensor map can copy";
+  let description = [{
+    Tile level, made by `tile-gpu-lower-views` from a view load that
+    `tile-gpu-fast-path` chose for the target's tensor copies (sm_90a's
+    TMA; docs/codegen-gpu.md, "Tensor copies"). Its value is that of
+    `kiln.load %ptrs, mask %mask, other %other` (the box in pointer form);
+    `map` (the kernel argument `tensor_map` names) describes the same view
+    to the hardware, and `coords` (i32, outermost first) are the box's
+    offsets in it. `tile-gpu-pipeline` copies such boxes into its slots
+    with the tensor map and rewrites any it does not pipeline into the
+    `kiln.load` above, so no later pass sees the op.
+
+    ```mlir
+    %t = kiln_gpu.tensor_box_load %map[%r0, %k], %ptrs, mask %m
+        {tensor_map = 0 : i64} : !llvm.ptr, tensor<128x64x!kiln.ptr<f16>>,
+        tensor<128x64xi1> -> tensor<128x64xf16>
+    ```
+  }];
+  let arguments = (ins AnyType:$map, Variadic<I32>:$coords,
+                       AnyRankedTensor:$ptrs, Optional<AnyRankedTensor>:$mask,
+                       Optional<AnyRankedTensor>:$other, I64Attr:$tensor_map);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $map `[` $coords `]` `,` $ptrs (`,` `mask` $mask^)? (`,` `other` $other^)?
+    attr-dict `:` qualified(type($map)) `,` type($ptrs) (`,` type($mask)^)?
+    (`,` type($other)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def KilnGPU_ReadTileOp : KilnGPU_Op<"read_tile"> {
   let summary = "read the tile held in a shared slot";
   let description = [{
@@ -378,6 +410,100 @@ def KilnGPU_AsyncWaitOp : KilnGPU_Op<"async_wait"> {
   let assemblyFormat = [{
     ($buffers^)? `pending` $pending attr-dict (`:` qualified(type($buffers))^)?
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Per-thread form: tensor copies and their barriers
+//===----------------------------------------------------------------------===//
+
+def KilnGPU_MbarrierInitOp : KilnGPU_Op<"mbarrier_init"> {
+  let summary = "initialize a transaction barrier in shared memory";
+  let description = [{
+    The 8 bytes at `offset` of `buffer` become a barrier whose phases
+    complete when `count` arrivals (`kiln_gpu.mbarrier_arrive_tx`) and
+    every byte those arrivals announced have come; its current phase is
+    0. One thread initializes it; other threads may use it only after a
+    barrier that follows (on NVIDIA, `mbarrier.init` then
+    `fence.mbarrier_init`).
+
+    ```mlir
+    kiln_gpu.mbarrier_init %bars[%c8] count 2
+    ```
+  }];
+  let arguments = (ins Arg<KilnGPU_SharedBufferType, "", [MemWrite]>:$buffer,
+                       I32:$offset, I32Attr:$count);
+  let assemblyFormat = "$buffer `[` $offset `]` `count` $count attr-dict";
+}
+
+def KilnGPU_MbarrierArriveTxOp : KilnGPU_Op<"mbarrier_arrive_tx"> {
+  let summary = "announce bytes on a transaction barrier and arrive";
+  let description = [{
+    Adds `bytes` to the bytes the barrier's current phase waits for, then
+    arrives once (`mbarrier.arrive.expect_tx`). The tensor copies that
+    name the barrier deliver those bytes.
+
+    ```mlir
+    kiln_gpu.mbarrier_arrive_tx %bars[%off] bytes 16384
+    ```
+  }];
+  let arguments = (ins KilnGPU_SharedBufferType:$buffer, I32:$offset,
+                       I32Attr:$bytes);
+  let assemblyFormat = "$buffer `[` $offset `]` `bytes` $bytes attr-dict";
+}
+
+def KilnGPU_MbarrierWaitOp : KilnGPU_Op<"mbarrier_wait"> {
+  let summary = "wait for a phase of a transaction barrier";
+  let description = [{
+    Returns once the barrier's phase of parity `parity` (i32, 0 or 1) has
+    completed. The bytes tensor copies delivered to that phase are then
+    visible to this thread, with no further barrier.
+
+    ```mlir
+    kiln_gpu.mbarrier_wait %bars[%off], %parity
+    ```
+  }];
+  // No declared effects: a wait orders what follows, it is never dead.
+  let arguments = (ins KilnGPU_SharedBufferType:$buffer, I32:$offset,
+                       I32:$parity);
+  let assemblyFormat = "$buffer `[` $offset `]` `,` $parity attr-dict";
+}
+
+def KilnGPU_MbarrierInvalOp : KilnGPU_Op<"mbarrier_inval"> {
+  let summary = "end a transaction barrier's life";
+  let description = [{
+    The 8 bytes at `offset` of `buffer` stop being a barrier and may be
+    used as ordinary shared memory again. One thread does it, after every
+    thread's last wait on it (a barrier between).
+  }];
+  let arguments = (ins Arg<KilnGPU_SharedBufferType, "", [MemWrite]>:$buffer,
+                       I32:$offset);
+  let assemblyFormat = "$buffer `[` $offset `]` attr-dict";
+}
+
+def KilnGPU_TensorLoadOp : KilnGPU_Op<"tensor_load"> {
+  let summary = "copy a box of a tensor map into shared memory (TMA)";
+  let description = [{
+    Executed by one thread: starts copying the box of the tensor map `map`
+    (a kernel argument the runtime fills, docs/bundle.md "tensor_maps") at
+    `coords` (i32, outermost first; may be negative or past the end, where
+    elements read as zero) into shared memory at byte `offset` of
+    `buffer`, placed as the map's swizzle says; the copy's bytes complete
+    on the barrier at `bar_offset` of `bars`, whose current phase must
+    expect them (`kiln_gpu.mbarrier_arrive_tx`). The bytes may be read
+    only after an `kiln_gpu.mbarrier_wait` for that phase.
+
+    ```mlir
+    kiln_gpu.tensor_load %buf[%off], %map[%r, %k], %bars[%boff] : !llvm.ptr
+    ```
+  }];
+  let arguments = (ins KilnGPU_SharedBufferType:$buffer, I32:$offset,
+                       AnyType:$map, Variadic<I32>:$coords,
+                       KilnGPU_SharedBufferType:$bars, I32:$bar_offset);
+  let assemblyFormat = [{
+    $buffer `[` $offset `]` `,` $map `[` $coords `]` `,` $bars `[` $bar_offset
+    `]` attr-dict `:` qualified(type($map))
+  }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

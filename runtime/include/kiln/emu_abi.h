@@ -27,9 +27,31 @@
 extern "C" {
 #endif
 
-#define KILN_EMU_ABI_VERSION 2
+#define KILN_EMU_ABI_VERSION 3
 
 typedef struct KilnEmuThread KilnEmuThread;
+
+/* A tensor map (Hopper's TMA descriptor, as the emulator sees it): what
+ * the runtime evaluated from an image's "tensor_maps" entry
+ * (docs/bundle.md) and the launch's arguments. An emulated image that has
+ * tensor maps takes one extra argument per map after the kernel's
+ * parameters, in the manifest's order: `args[i]` points at a variable
+ * holding a `const KilnEmuTensorMap *`. Layout fixed, at these byte
+ * offsets: base 0, rank 8, elem_bytes 12, sizes 16, strides 56, box 96,
+ * swizzle 116, reserved 120 (128 bytes in all, with the padding at the
+ * end). Entries past `rank` are 0. The runtime checked TMA's
+ * requirements before the launch (docs/bundle.md, "tensor_maps"). Added
+ * in ABI version 3. */
+typedef struct KilnEmuTensorMap {
+  const void *base;   /* global address of element (0, ..., 0) */
+  int32_t rank;       /* 1..5 */
+  int32_t elem_bytes; /* 1, 2, 4 or 8 */
+  int64_t sizes[5];   /* outermost first */
+  int64_t strides[5]; /* bytes, outermost first; strides[rank-1] = elem_bytes */
+  int32_t box[5];     /* outermost first */
+  int32_t swizzle;    /* 0, 32, 64, 128 (bytes) */
+  int32_t reserved;
+} KilnEmuTensorMap;
 
 /* Shuffle kinds (kiln_gpu.shuffle). */
 enum { KILN_EMU_SHFL_XOR = 0, KILN_EMU_SHFL_IDX = 1, KILN_EMU_SHFL_UP = 2,
@@ -92,6 +114,40 @@ typedef struct KilnEmuOps {
    * the warp's batches of warpgroup_mma (those issued between two waits)
    * but the last `pending` are complete. Appended in ABI version 2. */
   void (*warpgroup_wait)(KilnEmuThread *t, int32_t pending, const char *where);
+
+  /* Hopper's mbarriers and TMA tensor loads (callbacks 13 to 16, counting
+   * barrier as 0; appended in ABI version 3). An mbarrier is 8 bytes of
+   * shared memory at `offset` (8-byte aligned); its phases count from 0. A
+   * phase completes when its arrivals reach the barrier's count and its
+   * pending transaction bytes are back to 0: then the phase flips (its
+   * parity is phase % 2) and the arrivals start again from 0. Each thread
+   * calls these on its own (they are not warp-wide). */
+
+  /* mbarrier.init: the 8-byte barrier at shared `offset` expects `count`
+   * arrivals per phase; phase 0. Checked like a write of its 8 bytes (the
+   * other threads may use the barrier after a barrier); an init while the
+   * barrier has pending arrivals or transactions is reported. */
+  void (*mbarrier_init)(KilnEmuThread *t, int32_t offset, int32_t count,
+                        const char *where);
+  /* mbarrier.arrive.expect_tx: adds `bytes` to the current phase's pending
+   * transaction bytes, then arrives once. */
+  void (*mbarrier_arrive_expect_tx)(KilnEmuThread *t, int32_t offset,
+                                    int32_t bytes, const char *where);
+  /* cp.async.bulk.tensor (TMA) load: the box of `map` at `coords` (rank
+   * entries, outermost first; they may be negative or past the end:
+   * elements outside the tensor read as zero) into shared memory at
+   * `shared_offset`, stored dense row-major and swizzled as the map says,
+   * completing box-bytes of transactions on the barrier at `bar_offset`.
+   * The bytes are written at once; a thread may read them only after its
+   * own mbarrier_wait observed the phase they completed (checked). */
+  void (*tensor_load)(KilnEmuThread *t, const KilnEmuTensorMap *map,
+                      int32_t shared_offset, const int32_t *coords,
+                      int32_t bar_offset, const char *where);
+  /* mbarrier.try_wait.parity loop: returns once the barrier's phase with
+   * parity `parity` has completed (its current phase's parity differs
+   * from `parity`). A wait that nothing can end is reported. */
+  void (*mbarrier_wait)(KilnEmuThread *t, int32_t offset, int32_t parity,
+                        const char *where);
 } KilnEmuOps;
 
 struct KilnEmuThread {

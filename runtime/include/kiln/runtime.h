@@ -278,6 +278,22 @@ struct ImageAssumptions {
   size_t count() const { return Align16.size() + Div16.size() + Holds.size(); }
 };
 
+/// A TMA tensor map that an image's code object takes after the kernel's
+/// parameters (the manifest's "tensor_maps", docs/bundle.md): a view of
+/// the global memory a pointer param points to, that the image loads in
+/// boxes with Hopper's tensor memory accelerator. The runtime evaluates it
+/// from each launch's arguments; an image whose maps break TMA's
+/// requirements for them is not used, as if its assumptions broke.
+struct TensorMapInfo {
+  std::string Param;                ///< the pointer param (the base)
+  ScalarType Type = ScalarType::U8; ///< the element type
+  /// One expression per dimension, outermost first (launch-condition
+  /// prefix form); strides in elements, the innermost one 1.
+  std::vector<std::string> Sizes, Strides;
+  std::vector<int64_t> Box; ///< elements per dimension, outermost first
+  int64_t Swizzle = 0;      ///< 0, 32, 64 or 128 (bytes)
+};
+
 struct ImageInfo {
   std::string Target; ///< "host", "native", "sm_90a": the --targets name
   std::string Triple;
@@ -290,6 +306,9 @@ struct ImageInfo {
   std::string Resources;    ///< the manifest's "resources" object, as JSON
   ImageRequirements Requires;
   ImageAssumptions Assumes;
+  /// Its tensor maps (sm_90a fast paths), in the order of the extra
+  /// arguments.
+  std::vector<TensorMapInfo> TensorMaps;
   /// The manifest index (every image of the manifest, in order) of the
   /// earlier image whose code object this one shares (identical code
   /// objects are stored once); -1 for its own.

@@ -110,3 +110,46 @@ module attributes {kiln_gpu.target = "sm_90a", kiln_gpu.warps = 4 : i32} {
     return
   }
 }
+
+// -----
+
+// Tensor copies: the barrier initialization, arrival and wait call
+// callbacks 13, 14 and 16 with the barrier's shared offset; the copy calls
+// 15 with the map (the kernel's last argument before the thread, a pointer
+// the entry loads from `args`), the destination offset, its coordinates in
+// an i32 array on the stack (in the entry block, outermost first) and the
+// barrier's offset.
+// Invalidation is nothing.
+// CHECK-LABEL: llvm.func @tc_thread(
+// CHECK-SAME: %{{.*}}: i32, %[[MAP:.*]]: !llvm.ptr, %[[T:.*]]: !llvm.ptr)
+// CHECK: %[[COORDS:.*]] = llvm.alloca %{{.*}} x !llvm.array<2 x i32>
+// CHECK: llvm.getelementptr %{{.*}}[13] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK: llvm.call %{{.*}}(%[[T]], %{{.*}}, %{{.*}}, %{{.*}}) : !llvm.ptr, (!llvm.ptr, i32, i32, !llvm.ptr) -> ()
+// CHECK: llvm.getelementptr %{{.*}}[14] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK: llvm.call %{{.*}}(%[[T]], %{{.*}}, %{{.*}}, %{{.*}}) : !llvm.ptr, (!llvm.ptr, i32, i32, !llvm.ptr) -> ()
+// CHECK: llvm.getelementptr %[[COORDS]][0, 0]
+// CHECK: llvm.getelementptr %[[COORDS]][0, 1]
+// CHECK: llvm.getelementptr %{{.*}}[15] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK: llvm.call %{{.*}}(%[[T]], %[[MAP]], %{{.*}}, %[[COORDS]], %{{.*}}, %{{.*}}) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i32, !llvm.ptr, i32, !llvm.ptr) -> ()
+// CHECK: llvm.getelementptr %{{.*}}[16] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK: llvm.call %{{.*}}(%[[T]], %{{.*}}, %{{.*}}, %{{.*}}) : !llvm.ptr, (!llvm.ptr, i32, i32, !llvm.ptr) -> ()
+// CHECK-NOT: llvm.call
+// CHECK: llvm.return
+// The entry loads the map's pointer from args[1].
+// CHECK-LABEL: llvm.func @tc(
+// CHECK: llvm.getelementptr %{{.*}}[1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK: %[[P:.*]] = llvm.load %{{.*}} : !llvm.ptr -> !llvm.ptr
+// CHECK: llvm.load %[[P]] : !llvm.ptr -> !llvm.ptr
+module attributes {kiln_gpu.target = "sm_90a", kiln_gpu.warps = 4 : i32} {
+  func.func @tc(%o: i32, %map: !llvm.ptr {kiln_gpu.tensor_map = 0 : i64}) attributes {kiln.kernel} {
+    %buf = kiln_gpu.shared_alloc size 16384 alignment 1024 offset 1024 : !kiln_gpu.shared
+    %bars = kiln_gpu.shared_alloc size 8 alignment 8 offset 0 : !kiln_gpu.shared
+    %c0 = arith.constant 0 : i32
+    kiln_gpu.mbarrier_init %bars[%c0] count 1
+    kiln_gpu.mbarrier_arrive_tx %bars[%c0] bytes 16384
+    kiln_gpu.tensor_load %buf[%c0], %map[%o, %c0], %bars[%c0] : !llvm.ptr
+    kiln_gpu.mbarrier_wait %bars[%c0], %o
+    kiln_gpu.mbarrier_inval %bars[%c0]
+    return
+  }
+}

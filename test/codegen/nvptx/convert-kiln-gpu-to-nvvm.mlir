@@ -202,3 +202,36 @@ module attributes {kiln_gpu.target = "sm_90a", kiln_gpu.warps = 4 : i32} {
     return
   }
 }
+
+// -----
+
+// Tensor copies: the map is a 128-byte grid-constant parameter; the
+// barrier and copy statements take 32-bit shared addresses; coordinates go
+// innermost first; PTX ISA 8.0.
+// CHECK: module attributes {kiln_gpu.target = "sm_90a", kiln_gpu.warps = 8 : i32, kiln_nvptx.min_ptx = 80 : i32}
+// CHECK-LABEL: llvm.func @tensor_copies(
+// CHECK-SAME: %arg1: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}
+// CHECK-DAG: %[[C5:.*]] = llvm.mlir.constant(5 : i32) : i32
+// CHECK-DAG: %[[C7:.*]] = llvm.mlir.constant(7 : i32) : i32
+// CHECK: llvm.inline_asm has_side_effects "mbarrier.init.shared::cta.b64 [$0], 2;", "r,~{memory}"
+// CHECK: llvm.inline_asm has_side_effects "fence.mbarrier_init.release.cluster;", ""
+// CHECK: llvm.inline_asm has_side_effects "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], 8192;", "r,~{memory}"
+// CHECK: %[[MAP:.*]] = llvm.ptrtoint %arg1 : !llvm.ptr to i64
+// CHECK: llvm.inline_asm has_side_effects "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3, $4}], [$5];", "r,l,r,r,r,r,~{memory}" %{{.*}}, %[[MAP]], %arg0, %[[C7]], %[[C5]], %{{.*}}
+// CHECK: llvm.inline_asm has_side_effects "{\0A.reg .pred p;\0Akiln_wait:\0Ambarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\0A@!p bra kiln_wait;\0A}", "r,r,~{memory}"
+// CHECK: llvm.inline_asm has_side_effects "mbarrier.inval.shared::cta.b64 [$0];", "r,~{memory}"
+module attributes {kiln_gpu.target = "sm_90a", kiln_gpu.warps = 8 : i32} {
+  func.func @tensor_copies(%o: i32, %map: !llvm.ptr {kiln_gpu.tensor_map = 0 : i64}) attributes {kiln.kernel} {
+    %buf = kiln_gpu.shared_alloc size 16384 alignment 1024 offset 0 : !kiln_gpu.shared
+    %bars = kiln_gpu.shared_alloc size 16 alignment 8 offset 16384 : !kiln_gpu.shared
+    %c0 = arith.constant 0 : i32
+    %c5 = arith.constant 5 : i32
+    %c7 = arith.constant 7 : i32
+    kiln_gpu.mbarrier_init %bars[%c0] count 2
+    kiln_gpu.mbarrier_arrive_tx %bars[%c0] bytes 8192
+    kiln_gpu.tensor_load %buf[%c0], %map[%c5, %c7, %o], %bars[%c0] : !llvm.ptr
+    kiln_gpu.mbarrier_wait %bars[%c0], %o
+    kiln_gpu.mbarrier_inval %bars[%c0]
+    return
+  }
+}
