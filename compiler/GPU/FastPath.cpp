@@ -442,7 +442,12 @@ FastPathAssumptions kiln::gpu::addFastPathAssumptions(ModuleOp module,
     }
     if (target.hasRangeCheckedAccess)
       boundViewStrides(fn, holds);
-    if (target.hasTensorCopy)
+    // A map's index is its kernel argument's position after the params:
+    // one kernel per module (a variant module's), or none of this.
+    if (target.hasTensorCopy &&
+        llvm::count_if(module.getOps<func::FuncOp>(), [](func::FuncOp f) {
+          return f->hasAttr("kiln.kernel");
+        }) == 1)
       chooseTensorCopies(fn, maps, holds);
   });
   FastPathAssumptions result;

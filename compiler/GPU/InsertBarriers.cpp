@@ -34,6 +34,15 @@
 // arriving at and waiting on it reads them (so the threads' first wait
 // comes after a barrier that follows the initialization).
 //
+// Proxies. The threads' shared accesses (loads, stores, matrix loads,
+// cp.async) go through the generic proxy, tensor copies through the async
+// one; the hardware orders the two only across a proxy fence. The pass
+// remembers the bytes generic accesses touched since the last
+// `kiln_gpu.shared_fence` (barriers do not clear them), and before a
+// tensor copy into any of them puts a fence, then a barrier: every thread
+// fences its own accesses, and the barrier orders them all before the
+// copy (CUTLASS's consumers fence before releasing a slot likewise).
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/GPU/IR/KilnGPUDialect.h"
@@ -95,6 +104,8 @@ struct Ranges {
 /// copies not yet waited for.
 struct State {
   Ranges written, read, inFlight;
+  /// Bytes accessed through the generic proxy since the last proxy fence.
+  Ranges generic;
   /// A barrier orders the accesses before it; copies in flight go on.
   void clear() {
     written.list.clear();
@@ -104,12 +115,16 @@ struct State {
     written.add(other.written);
     read.add(other.read);
     inFlight.add(other.inFlight);
+    generic.add(other.generic);
   }
 };
 
 /// The bytes an op (or anything nested in it) accesses.
 struct Accesses {
   Ranges reads, writes, asyncWrites, tensorWrites;
+  /// The bytes of reads, writes and asynchronous copies of the generic
+  /// proxy (the threads' own accesses).
+  Ranges generic;
   bool empty() const {
     return reads.empty() && writes.empty() && asyncWrites.empty() &&
            tensorWrites.empty();
@@ -150,6 +165,10 @@ private:
         buffer = inner->getOperand(0);
       else
         return WalkResult::advance();
+      if (isa<SharedLoadOp, SharedLoadMatrixOp, SharedStoreOp, AsyncCopyOp>(
+              inner) &&
+          failed(addRange(inner, buffer, acc.generic)))
+        return WalkResult::interrupt();
       return failed(addRange(inner, buffer, *set)) ? WalkResult::interrupt()
                                                    : WalkResult::advance();
     });
@@ -238,6 +257,10 @@ private:
         state.clear();
         continue;
       }
+      if (isa<SharedFenceOp>(op)) {
+        state.generic.list.clear();
+        continue;
+      }
       if (auto forOp = dyn_cast<scf::ForOp>(op)) {
         // Twice: the second pass sees the first iteration's leftovers.
         State inLoop = state;
@@ -275,7 +298,13 @@ private:
         return failure();
       if (acc.empty())
         continue;
-      if (races(state, acc)) {
+      bool crossesProxies = state.generic.overlaps(acc.tensorWrites);
+      if (crossesProxies) {
+        OpBuilder b(&op);
+        SharedFenceOp::create(b, op.getLoc());
+        state.generic.list.clear();
+      }
+      if (crossesProxies || races(state, acc)) {
         // A test fault leaves one barrier out (docs/emulator.md).
         if (dropped != inserted++) {
           OpBuilder b(&op);
@@ -286,6 +315,7 @@ private:
       state.read.add(acc.reads);
       state.written.add(acc.writes);
       state.inFlight.add(acc.asyncWrites);
+      state.generic.add(acc.generic);
     }
     return success();
   }

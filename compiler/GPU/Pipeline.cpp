@@ -39,8 +39,10 @@
 //
 // and the iteration waits for its slot's phase, `mbarrier_wait bars[r],
 // phase`, where the carried `phase` flips each time r wraps; the bytes are
-// then visible without a barrier. Copies for iterations past the end are
-// not started, so nothing is waited for after the loop; the barriers are
+// then visible without a barrier (tile-gpu-insert-barriers adds a proxy
+// fence before a refill of bytes the threads accessed themselves). Copies
+// for iterations past the end are not started, so nothing is waited for
+// after the loop; the barriers are
 // invalidated there. A tensor_box_load left unpipelined becomes the
 // `kiln.load` of its pointer form.
 //

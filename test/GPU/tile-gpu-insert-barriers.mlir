@@ -191,3 +191,45 @@ module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
     return
   }
 }
+
+// -----
+
+// Tensor copies. Initializing a transaction barrier writes it, waiting
+// reads it: a barrier between. A tensor copy into bytes the threads read
+// since the last barrier needs one (WAR); into bytes they accessed through
+// the generic proxy since the last proxy fence it needs a fence first,
+// then a barrier, even right after another barrier. Bytes delivered by a
+// tensor copy are visible at the wait: reading them needs no barrier, and
+// a second copy into other bytes needs no fence.
+// CHECK-LABEL: func.func @tensor_copies
+// CHECK: kiln_gpu.mbarrier_init
+// CHECK-NEXT: kiln_gpu.barrier
+// CHECK-NEXT: kiln_gpu.mbarrier_wait
+// CHECK-NEXT: kiln_gpu.shared_load %[[S:.*]][
+// CHECK-NEXT: kiln_gpu.barrier
+// CHECK-NEXT: kiln_gpu.shared_load %[[T:.*]][
+// CHECK-NEXT: kiln_gpu.shared_fence
+// CHECK-NEXT: kiln_gpu.barrier
+// CHECK-NEXT: kiln_gpu.tensor_load %[[S]]
+// CHECK-NEXT: kiln_gpu.mbarrier_wait
+// CHECK-NEXT: kiln_gpu.shared_load %[[S]]
+// CHECK-NEXT: kiln_gpu.tensor_load %[[U:.*]][
+// CHECK-NEXT: return
+module attributes {kiln_gpu.target = "sm_90a", kiln_gpu.warps = 4 : i32} {
+  func.func @tensor_copies(%off: i32, %p: i32, %map: !llvm.ptr) {
+    %s = kiln_gpu.shared_alloc size 1024 alignment 1024 offset 0 : !kiln_gpu.shared
+    %t = kiln_gpu.shared_alloc size 1024 alignment 1024 offset 1024 : !kiln_gpu.shared
+    %u = kiln_gpu.shared_alloc size 1024 alignment 1024 offset 2048 : !kiln_gpu.shared
+    %bars = kiln_gpu.shared_alloc size 8 alignment 8 offset 4096 : !kiln_gpu.shared
+    kiln_gpu.mbarrier_init %bars[%off] count 1
+    kiln_gpu.mbarrier_wait %bars[%off], %p
+    %x = kiln_gpu.shared_load %s[%off] : vector<4xf32>
+    kiln_gpu.barrier
+    %y = kiln_gpu.shared_load %t[%off] : vector<4xf32>
+    kiln_gpu.tensor_load %s[%off], %map[%off, %off], %bars[%off] : !llvm.ptr
+    kiln_gpu.mbarrier_wait %bars[%off], %p
+    %z = kiln_gpu.shared_load %s[%off] : vector<4xf32>
+    kiln_gpu.tensor_load %u[%off], %map[%off, %off], %bars[%off] : !llvm.ptr
+    return
+  }
+}
