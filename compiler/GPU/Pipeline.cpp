@@ -106,6 +106,18 @@ void replaceByPointerLoad(TensorBoxLoadOp box) {
   box.erase();
 }
 
+/// A builder at the start of `if (thread == 0 && also)` (no `also`:
+/// thread 0 alone), created at `b`'s insertion point.
+OpBuilder threadZeroBlock(OpBuilder &b, Location loc, Value also = Value()) {
+  Value cond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                     HwIdOp::create(b, loc, HwIdKind::thread),
+                                     threads::i32Const(b, loc, 0));
+  if (also)
+    cond = arith::AndIOp::create(b, loc, cond, also);
+  auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+  return OpBuilder::atBlockBegin(ifOp.thenBlock());
+}
+
 /// True when the value of `load` reaches an operand A or B of a
 /// `kiln.dot` in its block through data movement and casts.
 bool feedsDot(Operation *load) {
@@ -344,21 +356,14 @@ private:
                        const threads::TensorCopyPlan &plan, Value buffer,
                        Value slot, Value runs, IRMapping &map) {
     Location loc = box.getLoc();
-    Value first = arith::AndIOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                              HwIdOp::create(b, loc, HwIdKind::thread),
-                              threads::i32Const(b, loc, 0)),
-        runs);
-    auto ifOp = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
+    OpBuilder tb = threadZeroBlock(b, loc, runs);
     int64_t slotBytes = plan.pieces * plan.pieceBytes;
-    Value bar = arith::MulIOp::create(b, loc, slot, threads::i32Const(b, loc, 8));
-    MbarrierArriveTxOp::create(b, loc, bars, bar,
-                               b.getI32IntegerAttr(int32_t(slotBytes)));
+    Value bar =
+        arith::MulIOp::create(tb, loc, slot, threads::i32Const(tb, loc, 8));
+    MbarrierArriveTxOp::create(tb, loc, bars, bar,
+                               tb.getI32IntegerAttr(int32_t(slotBytes)));
     Value slotStart = arith::MulIOp::create(
-        b, loc, slot, threads::i32Const(b, loc, int32_t(slotBytes)));
+        tb, loc, slot, threads::i32Const(tb, loc, int32_t(slotBytes)));
     SmallVector<Value> coords;
     for (Value c : box.getCoords())
       coords.push_back(map.lookupOrDefault(c));
@@ -366,15 +371,15 @@ private:
     for (int64_t j = 0; j < plan.pieces; ++j) {
       coords.back() =
           j ? arith::AddIOp::create(
-                  b, loc, inner,
-                  threads::i32Const(b, loc, int32_t(j * plan.pieceBox.back())))
+                  tb, loc, inner,
+                  threads::i32Const(tb, loc, int32_t(j * plan.pieceBox.back())))
             : inner;
       Value offset =
           j ? arith::AddIOp::create(
-                  b, loc, slotStart,
-                  threads::i32Const(b, loc, int32_t(j * plan.pieceBytes)))
+                  tb, loc, slotStart,
+                  threads::i32Const(tb, loc, int32_t(j * plan.pieceBytes)))
             : slotStart;
-      TensorLoadOp::create(b, loc, buffer, offset, box.getMap(), coords, bars,
+      TensorLoadOp::create(tb, loc, buffer, offset, box.getMap(), coords, bars,
                            bar);
     }
   }
@@ -401,12 +406,7 @@ private:
     // the other threads' waits).
     if (tensorCopies) {
       bars = threads::allocShared(b, loc, 8 * stages, 8);
-      Value first = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::eq,
-          HwIdOp::create(b, loc, HwIdKind::thread),
-          threads::i32Const(b, loc, 0));
-      auto ifOp = scf::IfOp::create(b, loc, first, false);
-      OpBuilder ib = OpBuilder::atBlockBegin(ifOp.thenBlock());
+      OpBuilder ib = threadZeroBlock(b, loc);
       for (int32_t s = 0; s < stages; ++s)
         MbarrierInitOp::create(ib, loc, bars, threads::i32Const(ib, loc, 8 * s),
                                ib.getI32IntegerAttr(tensorCopies));
@@ -531,12 +531,7 @@ private:
     if (bars) {
       // Every copy started was waited for in the loop: the barriers' bytes
       // may serve other buffers from here on.
-      Value first = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::eq,
-          HwIdOp::create(b, loc, HwIdKind::thread),
-          threads::i32Const(b, loc, 0));
-      auto ifOp = scf::IfOp::create(b, loc, first, false);
-      OpBuilder ib = OpBuilder::atBlockBegin(ifOp.thenBlock());
+      OpBuilder ib = threadZeroBlock(b, loc);
       for (int32_t s = 0; s < stages; ++s)
         MbarrierInvalOp::create(ib, loc, bars,
                                 threads::i32Const(ib, loc, 8 * s));

@@ -200,6 +200,18 @@ const std::string &testKernelsBytes() {
   return Bytes;
 }
 
+nlohmann::json vaddTensorMaps() {
+  nlohmann::json Maps = nlohmann::json::array();
+  for (const char *P : {"x", "y"})
+    Maps.push_back({{"param", P},
+                    {"type", "f32"},
+                    {"sizes", {"n"}},
+                    {"strides", {"1"}},
+                    {"box", {4}},
+                    {"swizzle", 0}});
+  return Maps;
+}
+
 TestKernel vaddKernel() {
   return {"vadd",
           {{"x", "*f32", 0, 16}, {"y", "*f32", 0, 16}, {"z", "*f32", 0, 16},

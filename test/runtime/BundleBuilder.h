@@ -96,6 +96,8 @@ bool writeFileBytes(const std::string &Path, const std::string &Bytes);
 
 /// Kernels used by many tests (signatures in TestKernels.c).
 TestKernel vaddKernel();   ///< BLOCK = 4, 8, 16; grid (cdiv n BLOCK)
+/// The tensor maps of x and y for a vadd image (f32, sizes [n], box [4]).
+nlohmann::json vaddTensorMaps();
 TestKernel countKernel();  ///< grid (gx, gy, gz)
 TestKernel printerKernel();
 TestKernel trapperKernel();

@@ -24,8 +24,11 @@ namespace {
 
 class EmuDevice : public ::testing::Test {
 protected:
-  void SetUp() override {
-    auto D = Device::open("emu:sm_80");
+  void SetUp() override { open("emu:sm_80"); }
+
+  /// Opens the emulated device `Name` and a stream on it.
+  void open(const char *Name) {
+    auto D = Device::open(Name);
     ASSERT_TRUE(D) << D.error().message();
     Dev.emplace(std::move(*D));
     auto S = Dev->createStream();
@@ -178,14 +181,7 @@ TEST(EmuDeviceSpecs, Errors) {
 
 class EmuTma : public EmuDevice {
 protected:
-  void SetUp() override {
-    auto D = Device::open("emu:sm_90a");
-    ASSERT_TRUE(D) << D.error().message();
-    Dev.emplace(std::move(*D));
-    auto S = Dev->createStream();
-    ASSERT_TRUE(S);
-    Str.emplace(std::move(*S));
-  }
+  void SetUp() override { open("emu:sm_90a"); }
 
   std::string run(const std::string &Name, std::vector<TestParam> Params,
                   std::vector<Arg> Args, const EmuBundleOptions &Options) {

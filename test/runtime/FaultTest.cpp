@@ -387,13 +387,7 @@ TEST_F(Faults, CudaTensorMaps) {
   ScopedEnv Mode("KILN_FAKE_CUDA", "one");
   ScopedEnv Driver("KILN_CUDA_DRIVER", KILN_FAKE_CUDA);
   TestImage Fast = cudaImage(vaddFunctions(" tmaps=2"));
-  for (const char *P : {"x", "y"})
-    Fast.TensorMaps.push_back({{"param", P},
-                               {"type", "f32"},
-                               {"sizes", {"n"}},
-                               {"strides", {"1"}},
-                               {"box", {4}},
-                               {"swizzle", 0}});
+  Fast.TensorMaps = vaddTensorMaps();
   BundleSpec Spec({vaddKernel()});
   Spec.Images = {Fast, cudaImage(vaddFunctions())};
   Spec.FormatVersion = "4";

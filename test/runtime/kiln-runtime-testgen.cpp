@@ -115,13 +115,7 @@ int bundle(const std::string &Kind, const std::string &Out) {
                     "vadd_v1 params=4 action=vadd\n"
                     "vadd_v2 params=4 action=vadd\n"
                     "END\n";
-    for (const char *P : {"x", "y"})
-      Fast.TensorMaps.push_back({{"param", P},
-                                 {"type", "f32"},
-                                 {"sizes", {"n"}},
-                                 {"strides", {"1"}},
-                                 {"box", {4}},
-                                 {"swizzle", 0}});
+    Fast.TensorMaps = vaddTensorMaps();
     Gpu.Images = {Fast, Generic};
     Gpu.FormatVersion = "4";
     Gpu.JsonVersion = 4;
