@@ -78,6 +78,8 @@ public:
     obj.imageKind = 1;   // llvm::object::IMG_Object
     obj.offloadKind = 0; // llvm::object::OFK_None
     obj.bytes = std::move(so->bytes);
+    if (!lowered->tensorMaps.empty())
+      obj.tensorMapsJson = lowered->tensorMaps;
     nlohmann::json resources = {
         {"threads", lowered->warps * target->warpSize},
         {"warp_size", target->warpSize},

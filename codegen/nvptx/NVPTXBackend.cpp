@@ -207,6 +207,8 @@ protected:
                               .dump();
     object.bytes = std::move(*ptx);
     object.resourcesJson = resources.dump();
+    if (!lowered->tensorMaps.empty())
+      object.tensorMapsJson = lowered->tensorMaps;
     objects.images.push_back(object);
     if (report && !report->cubin.empty()) {
       object.imageKind = llvm::object::IMG_Cubin;

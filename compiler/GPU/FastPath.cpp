@@ -34,8 +34,12 @@
 //   its innermost stride is the constant 1, it reads zero outside the
 //   view, its offsets are i32 computed in the loop from the induction
 //   variable and values from before the loop, its loop is in no other
-//   loop and has `stages` >= 2, and planTensorCopy writes the box where
-//   the stage's shared layout has it. The load is marked with the map's
+//   loop and has `stages` >= 2, planTensorCopy writes the box where
+//   the stage's shared layout has it, and the kernel writes no memory
+//   through that parameter (the copies read through the async proxy,
+//   which the kernel's own stores reach only after a
+//   `fence.proxy.async.global`: a buffer both read and written keeps the
+//   threads' copies). The load is marked with the map's
 //   index; tile-gpu-lower-views makes it a `kiln_gpu.tensor_box_load`.
 //   The runtime checks the hardware's rules at launch (aligned base,
 //   strides in whole 16 bytes, sizes from 1 to 2^32) and takes the generic
@@ -66,6 +70,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -378,6 +383,88 @@ std::optional<llvm::json::Object> tensorMapRecipe(kiln::ViewLoadOp load,
                             {"swizzle", plan->swizzle}};
 }
 
+/// Whether values of `t` address memory: pointers, tiles of pointers, views.
+bool addressesMemory(Type t) {
+  if (auto tile = dyn_cast<RankedTensorType>(t))
+    t = tile.getElementType();
+  return isa<kiln::PointerType, kiln::ViewType>(t);
+}
+
+/// The pointer parameters of `fn` (argument numbers) whose memory the
+/// kernel may write: those an address a store or atomic writes derives
+/// from, through the ops' address operands, loop-carried values and the
+/// results of `scf.if`. An address that comes from anywhere else (none in
+/// today's language), or a call, counts as every parameter.
+llvm::SmallDenseSet<unsigned> writtenParams(func::FuncOp fn) {
+  llvm::SmallDenseSet<unsigned> written;
+  Block *entry = &fn.getBody().front();
+  auto all = [&] {
+    for (BlockArgument arg : entry->getArguments())
+      if (addressesMemory(arg.getType()))
+        written.insert(arg.getArgNumber());
+  };
+  SmallVector<Value> work;
+  llvm::SmallPtrSet<Value, 16> seen;
+  auto push = [&](Value v) {
+    if (addressesMemory(v.getType()) && seen.insert(v).second)
+      work.push_back(v);
+  };
+  bool unknown = false;
+  fn.walk([&](Operation *op) {
+    // A call (helpers are inlined before the stage) may write anything.
+    if (isa<CallOpInterface>(op))
+      unknown = true;
+    auto effecting = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effecting)
+      return;
+    SmallVector<MemoryEffects::EffectInstance> effects;
+    effecting.getEffects(effects);
+    for (const MemoryEffects::EffectInstance &e : effects)
+      if (isa<MemoryEffects::Write>(e.getEffect()))
+        if (Value v = e.getValue())
+          push(v);
+  });
+  if (unknown) {
+    all();
+    return written;
+  }
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (arg.getOwner() == entry) {
+        written.insert(arg.getArgNumber());
+        continue;
+      }
+      auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+      if (!loop || arg == loop.getInductionVar()) {
+        all();
+        break;
+      }
+      unsigned i = arg.getArgNumber() - loop.getNumInductionVars();
+      push(loop.getInitArgs()[i]);
+      push(loop.getYieldedValues()[i]);
+      continue;
+    }
+    Operation *def = v.getDefiningOp();
+    unsigned i = cast<OpResult>(v).getResultNumber();
+    if (auto loop = dyn_cast<scf::ForOp>(def)) {
+      push(loop.getInitArgs()[i]);
+      push(loop.getYieldedValues()[i]);
+    } else if (auto branch = dyn_cast<scf::IfOp>(def)) {
+      push(branch.thenYield().getOperand(i));
+      if (!branch.getElseRegion().empty())
+        push(branch.elseYield().getOperand(i));
+    } else if (def->getNumRegions() == 0) {
+      for (Value o : def->getOperands())
+        push(o);
+    } else {
+      all();
+      break;
+    }
+  }
+  return written;
+}
+
 /// Chooses the view loads of `fn` that tensor copies take (file comment):
 /// marks each with its map's index (kTensorMapAttr), appends a kernel
 /// argument per map and its recipe to `maps`.
@@ -387,7 +474,15 @@ void chooseTensorCopies(func::FuncOp fn, llvm::json::Array &maps,
     return;
   ParamExpr exprs(fn);
   std::vector<std::string> recipes;
+  llvm::SmallDenseSet<unsigned> written = writtenParams(fn);
   fn.walk([&](kiln::ViewLoadOp load) {
+    // The copies read through the async proxy: they would not see the
+    // kernel's own writes without a proxy fence (file comment).
+    auto make = load.getView().getDefiningOp<kiln::MakeViewOp>();
+    if (auto base = make ? dyn_cast<BlockArgument>(make.getBase())
+                         : BlockArgument())
+      if (written.contains(base.getArgNumber()))
+        return;
     std::optional<llvm::json::Object> recipe = tensorMapRecipe(load, exprs);
     if (!recipe)
       return;
@@ -454,6 +549,8 @@ FastPathAssumptions kiln::gpu::addFastPathAssumptions(ModuleOp module,
   if (!maps.empty()) {
     llvm::raw_string_ostream os(result.tensorMaps);
     os << llvm::json::Value(std::move(maps));
+    module->setAttr(kTensorMapsAttr,
+                    StringAttr::get(module.getContext(), result.tensorMaps));
   }
   if (align.empty() && div.empty() && holds.empty() &&
       result.tensorMaps.empty())
@@ -468,6 +565,52 @@ FastPathAssumptions kiln::gpu::addFastPathAssumptions(ModuleOp module,
   llvm::raw_string_ostream os(result.assumes);
   os << llvm::json::Value(std::move(j));
   return result;
+}
+
+void kiln::gpu::dropUnusedTensorMaps(ModuleOp module) {
+  auto recipes = module->getAttrOfType<StringAttr>(kTensorMapsAttr);
+  if (!recipes)
+    return;
+  llvm::Expected<llvm::json::Value> parsed =
+      llvm::json::parse(recipes.getValue());
+  llvm::json::Array *all = parsed ? parsed->getAsArray() : nullptr;
+  if (!all) {
+    llvm::consumeError(parsed.takeError());
+    return;
+  }
+  // Indices outside the recipes are not the fast path's numbering: left
+  // alone.
+  for (auto fn : module.getOps<func::FuncOp>())
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      if (auto index = fn.getArgAttrOfType<IntegerAttr>(i, kTensorMapAttr))
+        if (index.getInt() < 0 || index.getInt() >= int64_t(all->size()))
+          return;
+  llvm::json::Array kept;
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    llvm::BitVector unused(fn.getNumArguments());
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+      auto index = fn.getArgAttrOfType<IntegerAttr>(i, kTensorMapAttr);
+      if (!index)
+        continue;
+      if (!fn.getArgument(i).use_empty()) {
+        fn.setArgAttr(i, kTensorMapAttr,
+                      IntegerAttr::get(index.getType(), int64_t(kept.size())));
+        kept.push_back((*all)[index.getInt()]);
+      } else {
+        unused.set(i);
+      }
+    }
+    if (unused.any())
+      (void)fn.eraseArguments(unused);
+  }
+  if (kept.empty()) {
+    module->removeAttr(kTensorMapsAttr);
+    return;
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::json::Value(std::move(kept));
+  module->setAttr(kTensorMapsAttr, StringAttr::get(module.getContext(), text));
 }
 
 namespace {
@@ -487,9 +630,6 @@ struct FastPathPass
     if (!a.assumes.empty())
       module->setAttr("kiln_gpu.assumes",
                       StringAttr::get(module.getContext(), a.assumes));
-    if (!a.tensorMaps.empty())
-      module->setAttr("kiln_gpu.tensor_maps",
-                      StringAttr::get(module.getContext(), a.tensorMaps));
   }
 };
 

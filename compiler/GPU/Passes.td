@@ -140,6 +140,11 @@ def TileGPUPipeline : Pass<"tile-gpu-pipeline", "mlir::ModuleOp"> {
     `other`, or a zero one) and each thread's copies are at least 4
     contiguous, aligned bytes; a loop is left as it is when the slice has
     side effects or a loop-carried value it advances is used elsewhere.
+    On targets with tensor copies a `kiln_gpu.tensor_box_load` is copied
+    by thread 0 from its tensor map on per-slot transaction barriers
+    instead (docs/codegen-gpu.md, "Tensor copies"); a box no loop takes
+    becomes its `kiln.load`, and its map argument and recipe (the
+    module's `kiln_gpu.tensor_maps`) are dropped.
   }];
   let options = [
     Option<"stages", "stages", "int", /*default=*/"0",

@@ -644,6 +644,9 @@ struct PipelinePass
     module.walk([&](TensorBoxLoadOp box) { left.push_back(box); });
     for (TensorBoxLoadOp box : left)
       replaceByPointerLoad(box);
+    // Their maps are then unused: the image carries only those it reads.
+    if (!left.empty())
+      dropUnusedTensorMaps(module);
   }
 };
 

@@ -60,6 +60,8 @@ llvm::Expected<kiln::gpu::StagedVariant> kiln::gpu::runGPUStage(
   if (auto w = (*module)->getAttrOfType<IntegerAttr>(
           KilnGPUDialect::getWarpsAttrName()))
     result.warps = w.getInt();
+  if (auto maps = (*module)->getAttrOfType<StringAttr>(kTensorMapsAttr))
+    result.tensorMaps = maps.getValue().str();
   module->walk([&](Operation *op) {
     if (auto s = op->getAttrOfType<IntegerAttr>(
             KilnGPUDialect::getSharedBytesAttrName()))
@@ -115,14 +117,20 @@ kiln::gpu::compileWithFastPath(ModuleOp variant, llvm::StringRef arch,
       fastCode.replace(pos, fastEntry.size(), entry.str());
     return fastCode == genericCode;
   };
-  if (!assumes.empty() && fastPath.tensorMaps.empty() && codeOf) {
+  auto sameCodeOf = [&]() -> llvm::Expected<bool> {
     llvm::Expected<std::string> a = codeOf(variant, entry);
     if (!a)
       return a.takeError();
     llvm::Expected<std::string> b = codeOf(*fast, fastEntry);
     if (!b)
       return b.takeError();
-    if (sameCode(*a, *b))
+    return sameCode(*a, *b);
+  };
+  if (!assumes.empty() && fastPath.tensorMaps.empty() && codeOf) {
+    llvm::Expected<bool> same = sameCodeOf();
+    if (!same)
+      return same.takeError();
+    if (*same)
       assumes.clear();
   }
   llvm::Expected<VariantImages> generic = compileOne(variant, entry);
@@ -134,13 +142,25 @@ kiln::gpu::compileWithFastPath(ModuleOp variant, llvm::StringRef arch,
   llvm::Expected<VariantImages> fastImages = compileOne(*fast, fastEntry);
   if (!fastImages)
     return fastImages.takeError();
-  if (!codeOf && fastPath.tensorMaps.empty() &&
-      sameCode(generic->code, fastImages->code))
-    return images;
+  // The images carry the maps their code reads (the stage drops those of
+  // loads it did not pipeline): a fast path left with none may be the
+  // generic code again.
+  bool readsMaps = llvm::any_of(fastImages->images, [](const CodeObject &o) {
+    return o.tensorMapsJson != "[]";
+  });
+  if (!readsMaps) {
+    if (codeOf && !fastPath.tensorMaps.empty()) {
+      llvm::Expected<bool> same = sameCodeOf();
+      if (!same)
+        return same.takeError();
+      if (*same)
+        return images;
+    } else if (!codeOf && sameCode(generic->code, fastImages->code)) {
+      return images;
+    }
+  }
   for (CodeObject &o : fastImages->images) {
     o.assumesJson = assumes;
-    if (!fastPath.tensorMaps.empty())
-      o.tensorMapsJson = fastPath.tensorMaps;
     images.push_back(std::move(o));
   }
   return images;

@@ -34,6 +34,9 @@ struct StagedVariant {
   const GPUTarget *target = nullptr;
   int64_t warps = 4;       ///< warps per program
   int64_t sharedBytes = 0; ///< the program's shared memory
+  /// The recipes of the tensor maps the code reads (a JSON array,
+  /// docs/bundle.md "tensor_maps"); "" when none.
+  std::string tensorMaps;
 };
 
 /// Runs a copy of `variant` through buildGPUStagePipeline(arch) with its

@@ -53,6 +53,17 @@ FastPathAssumptions addFastPathAssumptions(mlir::ModuleOp module,
 /// The attribute on a view load that tensor copies take and on the kernel
 /// argument of its tensor map: the map's index.
 inline constexpr llvm::StringLiteral kTensorMapAttr = "kiln_gpu.tensor_map";
+/// The module attribute that holds the recipes of the kernel's tensor maps
+/// (a JSON array, docs/bundle.md "tensor_maps"; absent: none), set by
+/// addFastPathAssumptions and kept by the stage in step with the kernel's
+/// map arguments.
+inline constexpr llvm::StringLiteral kTensorMapsAttr = "kiln_gpu.tensor_maps";
+
+/// Drops the tensor-map arguments that no tensor copy uses (their loads
+/// were not pipelined) from the kernels of `module`, renumbers the others
+/// in order and keeps only their recipes in kTensorMapsAttr: the runtime
+/// encodes, and checks against TMA's rules, only the maps the code reads.
+void dropUnusedTensorMaps(mlir::ModuleOp module);
 
 /// For Kiln's own negative tests of the emulator (docs/emulator.md): the
 /// value of fault `name` in $KILN_TEST_FAULT ("drop-barrier=0",

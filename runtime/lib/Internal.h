@@ -382,10 +382,14 @@ Expected<LaunchPlan> planLaunch(const ModuleImpl &M, unsigned Kernel,
                                 const LaunchOptions &Options, size_t &Position,
                                 size_t &Slot,
                                 std::vector<Candidate> *Candidates = nullptr);
-/// Launches a planned variant (loading its code object first).
+/// Launches a planned variant (loading its code object first). A device
+/// that refuses the image's tensor maps (LaunchRefused: a driver's encoder
+/// stricter than the runtime's checks) gets the next image of the variant
+/// whose assumptions hold; `Launched`, when given, receives the index
+/// (VariantInfo::Images) of the image that ran.
 Error launchPlanned(ModuleImpl &M, unsigned Kernel, StreamImpl &S,
                     const Candidate &C, const std::vector<Arg> &Args,
-                    const LaunchPlan &Plan);
+                    const LaunchPlan &Plan, unsigned *Launched = nullptr);
 
 /// What the tuner chose for a launch (Tuner.cpp).
 struct TuningChoice {

@@ -164,12 +164,21 @@ public:
     return Plan;
   }
 
-private:
-  /// The first image of `VS` (they are in order of preference) whose
+  /// The first image of variant `Position` after slot `After` whose
   /// assumptions hold for `Args`, or kAssumptionsBroken.
+  int nextImage(size_t Position, size_t After, const std::vector<Arg> &Args) {
+    Values = scalarValues(Args);
+    return pickImage(KS.Variants[Position], Args,
+                     K.Variants[Position].ConstValues, After + 1);
+  }
+
+private:
+  /// The first image of `VS` from slot `First` on (they are in order of
+  /// preference) whose assumptions hold for `Args`, or kAssumptionsBroken.
   int pickImage(const VariantState &VS, const std::vector<Arg> &Args,
-                const std::vector<int64_t> &ConstValues) const {
-    for (size_t I = 0; I < VS.Images.size(); ++I) {
+                const std::vector<int64_t> &ConstValues,
+                size_t First = 0) const {
+    for (size_t I = First; I < VS.Images.size(); ++I) {
       const ImageState &IS = VS.Images[I];
       bool Holds = true;
       for (unsigned P : IS.Align16)
@@ -564,40 +573,57 @@ Expected<LaunchPlan> kiln::rt::detail::planLaunch(
 Error kiln::rt::detail::launchPlanned(ModuleImpl &M, unsigned Kernel,
                                       StreamImpl &S, const Candidate &C,
                                       const std::vector<Arg> &Args,
-                                      const LaunchPlan &Plan) {
+                                      const LaunchPlan &Plan,
+                                      unsigned *Launched) {
   if (Plan.programs() == 0)
     return Error::success();
-  Expected<LoadedImage *> Image =
-      M.loadImage(Kernel, unsigned(C.Position), C.Slot);
-  if (!Image)
-    return Image.takeError();
-  // The image's tensor maps, evaluated again for the device (the plan
-  // checked that they meet TMA's requirements).
-  std::vector<TensorMap> Maps;
-  const ImageState &IS = M.Kernels[Kernel].Variants[C.Position].Images[C.Slot];
-  if (IS.Maps && !IS.Maps->empty()) {
-    const KernelInfo &K = M.TheBundle.kernels()[Kernel];
-    Expected<std::vector<TensorMap>> E =
-        evaluateTensorMaps(K, *IS.Maps, Args, scalarValues(Args),
-                           K.Variants[C.Position].ConstValues);
-    if (!E)
+  const KernelInfo &K = M.TheBundle.kernels()[Kernel];
+  const VariantState &VS = M.Kernels[Kernel].Variants[C.Position];
+  for (size_t Slot = C.Slot;;) {
+    Expected<LoadedImage *> Image =
+        M.loadImage(Kernel, unsigned(C.Position), Slot);
+    if (!Image)
+      return Image.takeError();
+    // The image's tensor maps, evaluated again for the device (the plan
+    // checked that they meet TMA's requirements).
+    std::vector<TensorMap> Maps;
+    const ImageState &IS = VS.Images[Slot];
+    if (IS.Maps && !IS.Maps->empty()) {
+      Expected<std::vector<TensorMap>> E =
+          evaluateTensorMaps(K, *IS.Maps, Args, scalarValues(Args),
+                             K.Variants[C.Position].ConstValues);
+      if (!E)
+        return Error(ErrorCode::LaunchRefused,
+                     "the code object of " +
+                         K.variantName(K.Variants[C.Position]) +
+                         " cannot run: " + E.error().message());
+      Maps = std::move(*E);
+    }
+    std::vector<void *> Pointers;
+    for (const Arg &A : Args)
+      Pointers.push_back(const_cast<void *>(A.storage()));
+    // The slots of the tensor maps and of a hidden argument (launch()).
+    Pointers.resize(Pointers.size() + Maps.size() + 1, nullptr);
+    GridDims Grid{Plan.Grid[0], Plan.Grid[1], Plan.Grid[2]};
+    if (fault::inject(fault::Point::Launch, "launch"))
+      return Error(ErrorCode::Driver,
+                   "cannot launch '" + K.Name + "': injected fault");
+    Error E = M.Device->launch(S, **Image, Pointers.data(), Grid, Maps);
+    if (!E && Launched)
+      *Launched = IS.Index;
+    // A device that cannot encode a map the runtime's checks let through
+    // refuses it before launching anything: the next image whose
+    // assumptions hold (the generic one) runs instead.
+    if (!E || Maps.empty() || E.code() != ErrorCode::LaunchRefused)
+      return E;
+    int Next = Planner(M, Kernel).nextImage(C.Position, Slot, Args);
+    if (Next < 0)
       return Error(ErrorCode::LaunchRefused,
-                   "the code object of " +
+                   E.message() + "; no other code object of " +
                        K.variantName(K.Variants[C.Position]) +
-                       " cannot run: " + E.error().message());
-    Maps = std::move(*E);
+                       " holds for these arguments");
+    Slot = size_t(Next);
   }
-  std::vector<void *> Pointers;
-  for (const Arg &A : Args)
-    Pointers.push_back(const_cast<void *>(A.storage()));
-  // The slots of the tensor maps and of a hidden argument (launch()).
-  Pointers.resize(Pointers.size() + Maps.size() + 1, nullptr);
-  GridDims Grid{Plan.Grid[0], Plan.Grid[1], Plan.Grid[2]};
-  if (fault::inject(fault::Point::Launch, "launch"))
-    return Error(ErrorCode::Driver, "cannot launch '" +
-                                        M.TheBundle.kernels()[Kernel].Name +
-                                        "': injected fault");
-  return M.Device->launch(S, **Image, Pointers.data(), Grid, Maps);
 }
 
 Expected<LaunchPlan> Kernel::plan(const std::vector<Arg> &Args,
@@ -712,7 +738,8 @@ Expected<LaunchPlan> Kernel::launch(Stream &S, const std::vector<Arg> &Args,
       Plan->TuningSeconds = Choice->Seconds;
     }
   }
-  if (Error E = launchPlanned(*M, Index, *S.impl(), Chosen, Args, *Plan))
+  if (Error E = launchPlanned(*M, Index, *S.impl(), Chosen, Args, *Plan,
+                             &Plan->Image))
     return E;
   return Plan;
 }

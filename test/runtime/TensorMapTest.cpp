@@ -545,9 +545,11 @@ TEST(TensorMapRequirements, EachIsChecked) {
             "");
 }
 
-// A failing encode, after the runtime's checks passed, is an error that
-// names the call and the result.
-TEST_F(TensorMapCuda, FailedEncodeIsAnError) {
+// A driver that refuses to encode a map the runtime's checks let through
+// sends the launch to the next image whose assumptions hold (the generic
+// one); without one, the launch is refused, naming the call, its result
+// and the map.
+TEST_F(TensorMapCuda, FailedEncodeFallsBack) {
   auto M = load(spec());
   ASSERT_TRUE(M) << M.error().message();
   auto A = Dev->allocate(2 * 256 * 160 * 2), B = Dev->allocate(4096);
@@ -556,13 +558,23 @@ TEST_F(TensorMapCuda, FailedEncodeIsAnError) {
   int Launches = Hooks.LaunchCount();
   auto P = M->kernel("tma")->launch(*Str, args(*A, 0, *B, 256, 130, 160,
                                                256 * 160));
-  ASSERT_FALSE(P);
-  EXPECT_EQ(P.error().code(), ErrorCode::Driver);
-  EXPECT_EQ(P.error().message(),
+  ASSERT_TRUE(P) << P.error().message();
+  EXPECT_EQ(P->Image, 1u);
+  EXPECT_EQ(Hooks.LaunchCount(), Launches + 1);
+  EXPECT_EQ(lastLaunch().NumParams, 6u) << "the generic image, no maps";
+
+  auto M2 = load(spec(/*WithGeneric=*/false));
+  ASSERT_TRUE(M2) << M2.error().message();
+  auto P2 = M2->kernel("tma")->launch(*Str, args(*A, 0, *B, 256, 130, 160,
+                                                 256 * 160));
+  ASSERT_FALSE(P2);
+  EXPECT_EQ(P2.error().code(), ErrorCode::LaunchRefused);
+  EXPECT_EQ(P2.error().message(),
             "cuTensorMapEncodeTiled failed: CUDA_ERROR_INVALID_VALUE (tensor "
             "map 0 of tma_v0: f16 dims [130, 256, 2] strides [320, 81920] "
-            "box [64, 128, 1] swizzle 128B)");
-  EXPECT_EQ(Hooks.LaunchCount(), Launches) << "nothing launched";
+            "box [64, 128, 1] swizzle 128B); no other code object of tma_v0 "
+            "holds for these arguments");
+  EXPECT_EQ(Hooks.LaunchCount(), Launches + 1) << "nothing more launched";
 }
 
 // A driver before CUDA 12 has no cuTensorMapEncodeTiled: the device opens,
