@@ -125,8 +125,8 @@ public:
         kiln::gpu::lookupGPUTarget(arch.drop_front(kPrefix.size()));
     if (!target)
       return false;
-    kiln::gpu::FastPathAssumptions a =
-        kiln::gpu::addFastPathAssumptions(variant, *target);
+    kiln::gpu::FastPathAssumptions a = kiln::gpu::addUsefulFastPathAssumptions(
+        variant, arch.drop_front(kPrefix.size()), *target);
     return !a.assumes.empty() || !a.tensorMaps.empty();
   }
 

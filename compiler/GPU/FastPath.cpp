@@ -514,25 +514,32 @@ void chooseTensorCopies(func::FuncOp fn, llvm::json::Array &maps,
 
 } // namespace
 
-FastPathAssumptions kiln::gpu::addFastPathAssumptions(ModuleOp module,
-                                                      const GPUTarget &target) {
+FastPathAssumptions
+kiln::gpu::addFastPathAssumptions(ModuleOp module, const GPUTarget &target,
+                                  llvm::ArrayRef<std::string> exclude) {
   llvm::json::Array align, div, holds, maps;
+  std::vector<std::string> params;
   module.walk([&](func::FuncOp fn) {
     if (!fn->hasAttr("kiln.kernel"))
       return;
     Builder b(fn.getContext());
     for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
       auto name = fn.getArgAttrOfType<StringAttr>(i, "kiln.name");
-      if (!name)
+      // A parameter the body never reads (one that only a launch-time
+      // `where` condition compares) gains nothing from an assumption.
+      if (!name || fn.getArgument(i).use_empty() ||
+          llvm::is_contained(exclude, name.getValue()))
         continue;
       Type t = fn.getArgumentTypes()[i];
       if (isa<kiln::PointerType>(t) && !fn.getArgAttr(i, "kiln.align")) {
         fn.setArgAttr(i, "kiln.align", b.getI64IntegerAttr(16));
         align.push_back(name.getValue().str());
+        params.push_back(name.getValue().str());
       } else if (t.isSignlessInteger() && t.getIntOrFloatBitWidth() >= 32 &&
                  !fn.getArgAttr(i, "kiln.div")) {
         fn.setArgAttr(i, "kiln.div", b.getI64IntegerAttr(16));
         div.push_back(name.getValue().str());
+        params.push_back(name.getValue().str());
       }
     }
     if (target.hasRangeCheckedAccess)
@@ -546,6 +553,7 @@ FastPathAssumptions kiln::gpu::addFastPathAssumptions(ModuleOp module,
       chooseTensorCopies(fn, maps, holds);
   });
   FastPathAssumptions result;
+  result.params = std::move(params);
   if (!maps.empty()) {
     llvm::raw_string_ostream os(result.tensorMaps);
     os << llvm::json::Value(std::move(maps));

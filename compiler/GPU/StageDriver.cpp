@@ -99,6 +99,47 @@ llvm::Expected<kiln::gpu::StagedVariant> kiln::gpu::runGPUStage(
   return result;
 }
 
+namespace {
+/// The per-thread form of `module` after the GPU stage for `arch`, with
+/// the kernels' argument attributes (the promises) left out, or "" when
+/// the stage fails: what decides whether an assumption changes the code.
+std::string stageCode(ModuleOp module, llvm::StringRef arch) {
+  llvm::Expected<kiln::gpu::StagedVariant> staged = kiln::gpu::runGPUStage(
+      module, arch, "kiln_fast_path", "fast-path", arch, nullptr);
+  if (!staged) {
+    llvm::consumeError(staged.takeError());
+    return "";
+  }
+  for (auto fn : staged->module->getOps<func::FuncOp>())
+    fn.setAllArgAttrs(ArrayRef<DictionaryAttr>{});
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  staged->module->print(os);
+  return text;
+}
+} // namespace
+
+kiln::gpu::FastPathAssumptions
+kiln::gpu::addUsefulFastPathAssumptions(ModuleOp module, llvm::StringRef arch,
+                                        const GPUTarget &target) {
+  std::vector<std::string> exclude;
+  OwningOpRef<ModuleOp> full(cast<ModuleOp>(module->clone()));
+  FastPathAssumptions all = addFastPathAssumptions(*full, target);
+  if (!all.params.empty()) {
+    std::string reference = stageCode(*full, arch);
+    for (const std::string &param : all.params) {
+      if (reference.empty())
+        break;
+      exclude.push_back(param);
+      OwningOpRef<ModuleOp> trial(cast<ModuleOp>(module->clone()));
+      (void)addFastPathAssumptions(*trial, target, exclude);
+      if (stageCode(*trial, arch) != reference)
+        exclude.pop_back();
+    }
+  }
+  return addFastPathAssumptions(module, target, exclude);
+}
+
 llvm::Expected<std::vector<kiln::CodeObject>>
 kiln::gpu::compileWithFastPath(ModuleOp variant, llvm::StringRef arch,
                                llvm::StringRef entry, CompileOneFn compileOne,
@@ -107,7 +148,8 @@ kiln::gpu::compileWithFastPath(ModuleOp variant, llvm::StringRef arch,
   if (!target)
     return makeError("unknown GPU arch '" + arch + "'");
   OwningOpRef<ModuleOp> fast(cast<ModuleOp>(variant->clone()));
-  FastPathAssumptions fastPath = addFastPathAssumptions(*fast, *target);
+  FastPathAssumptions fastPath =
+      addUsefulFastPathAssumptions(*fast, arch, *target);
   std::string assumes = fastPath.assumes;
   std::string fastEntry = (entry + "_a16").str();
   // Same code but for the name: the assumptions bought nothing.
@@ -172,7 +214,7 @@ bool kiln::gpu::GPUBackend::makeFastPath(ModuleOp variant,
   const GPUTarget *target = lookupGPUTarget(arch);
   if (!target)
     return false;
-  FastPathAssumptions a = addFastPathAssumptions(variant, *target);
+  FastPathAssumptions a = addUsefulFastPathAssumptions(variant, arch, *target);
   return !a.assumes.empty() || !a.tensorMaps.empty();
 }
 

@@ -27,6 +27,7 @@ struct CodeObject;
 namespace kiln::gpu {
 
 struct GPUTarget;
+struct FastPathAssumptions;
 
 /// A variant after the GPU stage (and the backend's passes).
 struct StagedVariant {
@@ -47,6 +48,16 @@ llvm::Expected<StagedVariant> runGPUStage(
     mlir::ModuleOp variant, llvm::StringRef arch, llvm::StringRef entry,
     llvm::StringRef what, llvm::StringRef targetName,
     llvm::function_ref<void(mlir::OpPassManager &)> addBackendPasses);
+
+/// addFastPathAssumptions(module, target) less the align16/div16
+/// assumptions that leave the per-thread code of the GPU stage for `arch`
+/// as it is (each tried without, in turn, against the full set): the fast
+/// path then runs for more arguments (a flag that only selects a branch,
+/// a batch size that only bounds a view's outer dimension) at the same
+/// speed. Costs one GPU stage per assumed parameter.
+FastPathAssumptions addUsefulFastPathAssumptions(mlir::ModuleOp module,
+                                                 llvm::StringRef arch,
+                                                 const GPUTarget &target);
 
 /// One variant's images, and text that identifies their code up to the
 /// kernel's name (PTX, AMDGCN assembly, the per-thread form).

@@ -43,12 +43,17 @@ bool computesInAnyLayout(mlir::Operation *op);
 /// (each map a new kernel argument). `assumes`: the image's JSON
 /// ({"align16": [...], "div16": [...], "holds": [conditions]}), `tensorMaps`
 /// its "tensor_maps" array; both "" when it assumes nothing (no fast path).
+/// `params`: the parameters in align16 and div16. The parameters named in
+/// `exclude` get no such assumption (what minimizeFastPath found they do
+/// not change the code).
 struct FastPathAssumptions {
   std::string assumes;
   std::string tensorMaps;
+  std::vector<std::string> params;
 };
-FastPathAssumptions addFastPathAssumptions(mlir::ModuleOp module,
-                                           const GPUTarget &target);
+FastPathAssumptions
+addFastPathAssumptions(mlir::ModuleOp module, const GPUTarget &target,
+                       llvm::ArrayRef<std::string> exclude = {});
 
 /// The attribute on a view load that tensor copies take and on the kernel
 /// argument of its tensor map: the map's index.
