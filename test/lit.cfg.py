@@ -138,6 +138,9 @@ def probe_cuda_devices():
 cuda_devices, no_cuda_why = probe_cuda_devices()
 if cuda_devices:
     config.available_features.update(["gpu", "cuda-device"])
+    # sm_90a images (wgmma, TMA) run on sm_90 exactly.
+    if ", sm_90," in cuda_devices[0]:
+        config.available_features.add("cuda-sm90")
     lit_config.note("GPU tests run on " + cuda_devices[0])
 else:
     lit_config.note("GPU tests (REQUIRES: gpu) are unsupported here: "

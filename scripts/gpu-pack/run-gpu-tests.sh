@@ -16,9 +16,11 @@
 #   traps      each *Trap test of KilnE2ETests on cuda:0, one process each (a
 #              trap leaves the CUDA context unusable)
 #   lit        test/e2e/gpu/kiln-run-gpu.test: every example kernel through
-#              kiln-run --device cuda --check, and float64 references
+#              kiln-run --device cuda --check, and float64 references;
+#              wgmma-gpu.test: sm_90a's wgmma + TMA shapes (sm_90 only)
 #   sanitizer  test/e2e/gpu/sanitizer.test: compute-sanitizer memcheck,
-#              racecheck and synccheck on kiln-run
+#              racecheck and synccheck on kiln-run; wgmma-sanitizer.test:
+#              the TMA fast paths (sm_90 only)
 # Logs, GoogleTest XML and lit temporaries go to DIR (default: the pack's
 # results/). KILN_GPU_STEP_TIMEOUT: seconds per step (default 1800).
 #
@@ -124,11 +126,13 @@ step_traps() {
 }
 
 step_lit() {
-  python3 "$PACK/run-lit.py" --keep-going --out "$OUT/lit" "$PACK/test/e2e/gpu/kiln-run-gpu.test"
+  python3 "$PACK/run-lit.py" --keep-going --out "$OUT/lit" "$PACK/test/e2e/gpu/kiln-run-gpu.test" \
+    "$PACK/test/e2e/gpu/wgmma-gpu.test"
 }
 
 step_sanitizer() {
-  python3 "$PACK/run-lit.py" --keep-going --out "$OUT/lit" "$PACK/test/e2e/gpu/sanitizer.test"
+  python3 "$PACK/run-lit.py" --keep-going --out "$OUT/lit" "$PACK/test/e2e/gpu/sanitizer.test" \
+    "$PACK/test/e2e/gpu/wgmma-sanitizer.test"
 }
 
 # first_failures LOG: "Suite.Test: message" for the first failure of each

@@ -63,6 +63,9 @@ def probe_features(env):
         cuda = [l for l in p.stdout.splitlines() if l.startswith("cuda:")]
         if cuda:
             features.update(["gpu", "cuda-device"])
+            # sm_90a images (wgmma, TMA) run on sm_90 exactly.
+            if ", sm_90," in cuda[0]:
+                features.add("cuda-sm90")
             notes.append("CUDA device: " + cuda[0])
         else:
             notes.append("GPU tests (REQUIRES: gpu) are unsupported: " +
