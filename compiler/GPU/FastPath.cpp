@@ -481,7 +481,8 @@ void chooseTensorCopies(func::FuncOp fn, llvm::json::Array &maps,
     auto make = load.getView().getDefiningOp<kiln::MakeViewOp>();
     if (auto base = make ? dyn_cast<BlockArgument>(make.getBase())
                          : BlockArgument())
-      if (written.contains(base.getArgNumber()))
+      if (base.getOwner() == &fn.getBody().front() &&
+          written.contains(base.getArgNumber()))
         return;
     std::optional<llvm::json::Object> recipe = tensorMapRecipe(load, exprs);
     if (!recipe)

@@ -644,9 +644,9 @@ struct PipelinePass
     module.walk([&](TensorBoxLoadOp box) { left.push_back(box); });
     for (TensorBoxLoadOp box : left)
       replaceByPointerLoad(box);
-    // Their maps are then unused: the image carries only those it reads.
-    if (!left.empty())
-      dropUnusedTensorMaps(module);
+    // Their maps are then unused (as is a map whose load folded away): the
+    // image carries only those it reads.
+    dropUnusedTensorMaps(module);
   }
 };
 

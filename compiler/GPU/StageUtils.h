@@ -44,8 +44,8 @@ bool computesInAnyLayout(mlir::Operation *op);
 /// ({"align16": [...], "div16": [...], "holds": [conditions]}), `tensorMaps`
 /// its "tensor_maps" array; both "" when it assumes nothing (no fast path).
 /// `params`: the parameters in align16 and div16. The parameters named in
-/// `exclude` get no such assumption (what minimizeFastPath found they do
-/// not change the code).
+/// `exclude` get no such assumption (those addUsefulFastPathAssumptions
+/// found do not change the code).
 struct FastPathAssumptions {
   std::string assumes;
   std::string tensorMaps;

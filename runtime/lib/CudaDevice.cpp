@@ -529,14 +529,17 @@ Error CudaDevice::launch(StreamImpl &S, LoadedImage &Image, void **Args,
           CU_TENSOR_MAP_INTERLEAVE_NONE, A.Swizzle,
           CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-      // Refused, not a driver failure: launchPlanned runs the next image
-      // whose assumptions hold (the generic one).
-      if (R != CUDA_SUCCESS)
-        return Error(ErrorCode::LaunchRefused,
-                     D.failure(D.cuTensorMapEncodeTiled.Symbol, R) +
-                         " (tensor map " + std::to_string(I) + " of " +
+      // A map the encoder rejects (CUDA_ERROR_INVALID_VALUE) is refused,
+      // not a driver failure: launchPlanned runs the next image whose
+      // assumptions hold (the generic one). Other results are failures.
+      std::string What = " (tensor map " + std::to_string(I) + " of " +
                          static_cast<gpu::GpuImage &>(Image).Label + ": " +
-                         describeEncode(M, A) + ")");
+                         describeEncode(M, A) + ")";
+      if (R == CUDA_ERROR_INVALID_VALUE)
+        return Error(ErrorCode::LaunchRefused,
+                     D.failure(D.cuTensorMapEncodeTiled.Symbol, R) + What);
+      if (R != CUDA_SUCCESS)
+        return fail(D.cuTensorMapEncodeTiled.Symbol, R, What);
       Args[Slot + I] = &Encoded[I];
     }
   }

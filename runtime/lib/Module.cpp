@@ -611,9 +611,10 @@ Error kiln::rt::detail::launchPlanned(ModuleImpl &M, unsigned Kernel,
     Error E = M.Device->launch(S, **Image, Pointers.data(), Grid, Maps);
     if (!E && Launched)
       *Launched = IS.Index;
-    // A device that cannot encode a map the runtime's checks let through
-    // refuses it before launching anything: the next image whose
-    // assumptions hold (the generic one) runs instead.
+    // A device whose encoder rejects a map the runtime's checks let
+    // through refuses it (LaunchRefused) before launching anything: the
+    // next image whose assumptions hold (the generic one) runs instead.
+    // Other failures of the encoder are driver errors.
     if (!E || Maps.empty() || E.code() != ErrorCode::LaunchRefused)
       return E;
     int Next = Planner(M, Kernel).nextImage(C.Position, Slot, Args);

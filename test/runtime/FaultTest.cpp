@@ -76,9 +76,6 @@ const std::map<std::string, std::string> &absorbed() {
       // Drivers before CUDA 12 lack cuTensorMapEncodeTiled: images with
       // tensor maps are then not used, nothing else changes.
       {"DlSym:cuTensorMapEncodeTiled", "an optional entry point"},
-      // A map the driver refuses to encode sends the launch to the next
-      // image whose assumptions hold (the generic one).
-      {"DriverCall:cuTensorMapEncodeTiled", "the generic image runs"},
       {"DriverCall:hipDeviceGetAttribute", "optional attributes"},
       // HIP: asking which device is current only spares a hipSetDevice.
       {"DriverCall:hipGetDevice", "hipSetDevice is called instead"},

@@ -695,7 +695,10 @@ struct LaunchPlan {
   unsigned Variant = 0;
   /// The code object that runs: an index into the variant's
   /// VariantInfo::Images (the best one this device runs whose assumptions
-  /// hold for the arguments).
+  /// hold for the arguments). A launch's plan names the image that ran:
+  /// where the driver refused to encode a tensor map of the planned one,
+  /// the next whose assumptions hold (docs/runtime.md, "Tensor maps"); a
+  /// plan from Kernel::plan names the one planned.
   unsigned Image = 0;
   std::string VariantName; ///< "softmax_v3"
   std::string Config;      ///< "BLOCK=1024, warps=4, stages=2"
