@@ -1226,8 +1226,9 @@ int emitStage(const Options &opts, mlir::ModuleOp specialized,
       if (!target.backend->makeFastPath(*fast, target.arch))
         return userError(entry + " (" + variantConfig(v) +
                          ") has no fast-path image for target '" +
-                         target.name + "': it assumes nothing of its "
-                         "arguments");
+                         target.name + "': every argument carries its "
+                         "promise, or no assumption about one changes the "
+                         "code");
       v = *fast;
       entry += "_a16";
     }
