@@ -115,9 +115,7 @@ public:
           out.images.push_back(std::move(*image));
           return out;
         },
-        [&](ModuleOp m, llvm::StringRef e) {
-          return emitStage(m, arch, e, "gpu");
-        });
+        /*comparePerThread=*/true);
   }
 
   bool makeFastPath(ModuleOp variant, llvm::StringRef arch) override {

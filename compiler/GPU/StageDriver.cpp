@@ -99,11 +99,7 @@ llvm::Expected<kiln::gpu::StagedVariant> kiln::gpu::runGPUStage(
   return result;
 }
 
-namespace {
-/// The per-thread form of `module` after the GPU stage for `arch`, with
-/// the kernels' argument attributes (the promises) left out, or "" when
-/// the stage fails: what decides whether an assumption changes the code.
-std::string stageCode(ModuleOp module, llvm::StringRef arch) {
+std::string kiln::gpu::perThreadCode(ModuleOp module, llvm::StringRef arch) {
   llvm::Expected<kiln::gpu::StagedVariant> staged = kiln::gpu::runGPUStage(
       module, arch, "kiln_fast_path", "fast-path", arch, nullptr);
   if (!staged) {
@@ -117,7 +113,6 @@ std::string stageCode(ModuleOp module, llvm::StringRef arch) {
   staged->module->print(os);
   return text;
 }
-} // namespace
 
 kiln::gpu::FastPathAssumptions
 kiln::gpu::addUsefulFastPathAssumptions(ModuleOp module, llvm::StringRef arch,
@@ -125,15 +120,14 @@ kiln::gpu::addUsefulFastPathAssumptions(ModuleOp module, llvm::StringRef arch,
   std::vector<std::string> exclude;
   OwningOpRef<ModuleOp> full(cast<ModuleOp>(module->clone()));
   FastPathAssumptions all = addFastPathAssumptions(*full, target);
-  if (!all.params.empty()) {
-    std::string reference = stageCode(*full, arch);
+  std::string reference =
+      all.params.empty() ? std::string() : perThreadCode(*full, arch);
+  if (!reference.empty()) {
     for (const std::string &param : all.params) {
-      if (reference.empty())
-        break;
       exclude.push_back(param);
       OwningOpRef<ModuleOp> trial(cast<ModuleOp>(module->clone()));
       (void)addFastPathAssumptions(*trial, target, exclude);
-      if (stageCode(*trial, arch) != reference)
+      if (perThreadCode(*trial, arch) != reference)
         exclude.pop_back();
     }
   }
@@ -143,7 +137,7 @@ kiln::gpu::addUsefulFastPathAssumptions(ModuleOp module, llvm::StringRef arch,
 llvm::Expected<std::vector<kiln::CodeObject>>
 kiln::gpu::compileWithFastPath(ModuleOp variant, llvm::StringRef arch,
                                llvm::StringRef entry, CompileOneFn compileOne,
-                               CodeOfFn codeOf) {
+                               bool comparePerThread) {
   const GPUTarget *target = lookupGPUTarget(arch);
   if (!target)
     return makeError("unknown GPU arch '" + arch + "'");
@@ -159,20 +153,11 @@ kiln::gpu::compileWithFastPath(ModuleOp variant, llvm::StringRef arch,
       fastCode.replace(pos, fastEntry.size(), entry.str());
     return fastCode == genericCode;
   };
-  auto sameCodeOf = [&]() -> llvm::Expected<bool> {
-    llvm::Expected<std::string> a = codeOf(variant, entry);
-    if (!a)
-      return a.takeError();
-    llvm::Expected<std::string> b = codeOf(*fast, fastEntry);
-    if (!b)
-      return b.takeError();
-    return sameCode(*a, *b);
-  };
-  if (!assumes.empty() && fastPath.tensorMaps.empty() && codeOf) {
-    llvm::Expected<bool> same = sameCodeOf();
-    if (!same)
-      return same.takeError();
-    if (*same)
+  // The per-thread forms (argument attributes left out, one kernel name):
+  // equal ones make equal code, and the fast path need not be compiled.
+  if (!assumes.empty() && comparePerThread) {
+    std::string fastCode = perThreadCode(*fast, arch);
+    if (!fastCode.empty() && fastCode == perThreadCode(variant, arch))
       assumes.clear();
   }
   llvm::Expected<VariantImages> generic = compileOne(variant, entry);
@@ -190,17 +175,9 @@ kiln::gpu::compileWithFastPath(ModuleOp variant, llvm::StringRef arch,
   bool readsMaps = llvm::any_of(fastImages->images, [](const CodeObject &o) {
     return o.tensorMapsJson != "[]";
   });
-  if (!readsMaps) {
-    if (codeOf && !fastPath.tensorMaps.empty()) {
-      llvm::Expected<bool> same = sameCodeOf();
-      if (!same)
-        return same.takeError();
-      if (*same)
-        return images;
-    } else if (!codeOf && sameCode(generic->code, fastImages->code)) {
-      return images;
-    }
-  }
+  if (!comparePerThread && !readsMaps &&
+      sameCode(generic->code, fastImages->code))
+    return images;
   for (CodeObject &o : fastImages->images) {
     o.assumesJson = assumes;
     images.push_back(std::move(o));

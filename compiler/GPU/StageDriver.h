@@ -71,17 +71,22 @@ struct VariantImages {
 /// pointers, integers multiples of 16, bounded view strides) leave its code
 /// unchanged, those of its fast path (entry
 /// `entry_a16`), marked with the assumptions: what every GPU backend's
-/// compileImages does, with its own `compileOne`. The code compared is
-/// `codeOf`'s when given (cheaper than compiling: the fast path is then
-/// compiled only when it differs), else compileOne's `code`.
+/// compileImages does, with its own `compileOne`. The code compared is the
+/// per-thread form's (perThreadCode) with `comparePerThread` (cheaper than
+/// compiling: the fast path is then compiled only when it differs), else
+/// compileOne's `code`.
 using CompileOneFn = llvm::function_ref<llvm::Expected<VariantImages>(
-    mlir::ModuleOp, llvm::StringRef)>;
-using CodeOfFn = llvm::function_ref<llvm::Expected<std::string>(
     mlir::ModuleOp, llvm::StringRef)>;
 llvm::Expected<std::vector<CodeObject>>
 compileWithFastPath(mlir::ModuleOp variant, llvm::StringRef arch,
                     llvm::StringRef entry, CompileOneFn compileOne,
-                    CodeOfFn codeOf = nullptr);
+                    bool comparePerThread = false);
+
+/// The per-thread form of `module` after the GPU stage for `arch` (its
+/// kernel named alike whatever `module` names it; the kernels' argument
+/// attributes, the promises, left out), or "" when the stage fails: equal
+/// texts make equal code on every backend (none reads the attributes).
+std::string perThreadCode(mlir::ModuleOp module, llvm::StringRef arch);
 
 /// What the GPU backends that compile a variant to one code object per
 /// entry share (codegen/nvptx, codegen/amdgpu): they handle the archs whose
