@@ -14,6 +14,7 @@
 #include "codegen/amdgpu/AMDGPUTargets.h"
 #include "compiler/GPU/StageDriver.h"
 #include "compiler/GPU/TargetDesc.h"
+#include "compiler/Target/CodeCache.h"
 #include "compiler/Target/LLVMPipeline.h"
 #include "compiler/Target/TargetBackend.h"
 
@@ -35,6 +36,8 @@
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #include <nlohmann/json.hpp>
+
+#include <optional>
 
 using namespace mlir;
 
@@ -187,62 +190,88 @@ public:
   }
 
 private:
+  /// After the GPU stage: the ROCDL and LLVM dialects.
+  static const kiln::gpu::BackendLowering &rocdl() {
+    static const kiln::gpu::BackendLowering lowering{
+        "AMD", kiln::amdgpu::registerAMDGPUDialects,
+        kiln::amdgpu::addROCDLLoweringPasses};
+    return lowering;
+  }
+
   static llvm::Expected<kiln::gpu::StagedVariant>
   lower(ModuleOp variant, llvm::StringRef arch, llvm::StringRef entry,
         bool gpuOnly) {
-    DialectRegistry registry;
-    kiln::amdgpu::registerAMDGPUDialects(registry);
-    variant.getContext()->appendDialectRegistry(registry);
-    variant.getContext()->loadAllAvailableDialects();
-    llvm::function_ref<void(OpPassManager &)> passes =
-        kiln::amdgpu::addROCDLLoweringPasses;
-    return kiln::gpu::runGPUStage(variant, arch, entry, "AMD", arch,
-                                  gpuOnly ? nullptr : passes);
+    return rocdl().lower(variant, arch, entry, arch, gpuOnly);
   }
 
 protected:
   void registerTargets() const override {
     kiln::amdgpu::registerAMDGPUTargets();
   }
+  const kiln::gpu::BackendLowering &lowering() const override {
+    return rocdl();
+  }
 
-  /// The code object for `entry`; its optimized LLVM IR identifies the code.
-  llvm::Expected<kiln::gpu::VariantImages>
-  compileOne(ModuleOp variant, llvm::StringRef arch,
+  /// The code object for `entry`.
+  llvm::Expected<std::vector<kiln::CodeObject>>
+  compileOne(kiln::gpu::StagedVariant &lowered, llvm::StringRef arch,
              llvm::StringRef entry) override {
-    llvm::Expected<kiln::gpu::StagedVariant> lowered =
-        lower(variant, arch, entry, false);
-    if (!lowered)
-      return lowered.takeError();
     auto tm = targetMachine(arch);
     if (!tm)
       return tm.takeError();
     llvm::LLVMContext llvmCtx;
-    auto llvmModule = optimizedLLVM(*lowered->module, **tm, llvmCtx, entry);
+    auto llvmModule = translatedLLVM(*lowered.module, **tm, llvmCtx, entry);
     if (!llvmModule)
       return llvmModule.takeError();
-    kiln::gpu::VariantImages out;
-    {
-      // The optimized LLVM IR identifies the code (cheaper than a second
-      // code generation for assembly).
-      llvm::raw_string_ostream os(out.code);
-      (*llvmModule)->print(os, nullptr);
+    // A kernel that prints takes Kiln's print buffer as a last argument
+    // the runtime adds, and these formats read its records
+    // (ConvertGPUToROCDL.cpp, lowerPrintf; docs/bundle.md).
+    std::optional<nlohmann::json> printFormats;
+    if (auto formats = (*lowered.module)
+                           ->getAttrOfType<mlir::ArrayAttr>(
+                               "kiln_gpu.print_formats")) {
+      printFormats = nlohmann::json::array();
+      for (mlir::Attribute f : formats)
+        printFormats->push_back(mlir::cast<mlir::StringAttr>(f).str());
     }
-    llvm::Expected<std::string> hsaco =
-        kiln::emitAndLinkShared(**llvmModule, **tm, {}, {}, entry);
-    if (!hsaco)
-      return hsaco.takeError();
-    llvm::Expected<KernelResources> r = readKernelResources(*hsaco, entry);
+    // What decides the code object besides the module: the launch shape
+    // and the print formats (its metadata; the code object version is a
+    // module flag).
+    std::string salt =
+        "amdgpu;" + arch.str() + ";O3;" + std::to_string(lowered.warps) +
+        ";" + std::to_string(lowered.sharedBytes) + ";" +
+        (printFormats ? printFormats->dump() : std::string());
+    return kiln::buildOnce(
+        kiln::codeKey(**llvmModule, entry, salt),
+        [&]() -> llvm::Expected<std::vector<kiln::CodeObject>> {
+          kiln::optimizeLLVMModule(**llvmModule, **tm,
+                                   llvm::OptimizationLevel::O3);
+          llvm::Expected<std::string> hsaco =
+              kiln::emitAndLinkShared(**llvmModule, **tm, {}, {}, entry);
+          if (!hsaco)
+            return hsaco.takeError();
+          return codeObject(std::move(*hsaco), lowered, arch, entry,
+                            printFormats);
+        });
+  }
+
+  /// The code object's image and metadata.
+  llvm::Expected<std::vector<kiln::CodeObject>>
+  codeObject(std::string hsaco, const kiln::gpu::StagedVariant &lowered,
+             llvm::StringRef arch, llvm::StringRef entry,
+             const std::optional<nlohmann::json> &printFormats) const {
+    llvm::Expected<KernelResources> r = readKernelResources(hsaco, entry);
     if (!r)
       return makeError("reading the code object of '" + entry +
                        "': " + llvm::toString(r.takeError()));
-    const kiln::gpu::GPUTarget &target = *lowered->target;
-    int64_t threads = lowered->warps * target.warpSize;
+    const kiln::gpu::GPUTarget &target = *lowered.target;
+    int64_t threads = lowered.warps * target.warpSize;
     // Dynamic LDS (the stage's plan) on top of any static LDS.
-    int64_t lds = lowered->sharedBytes + r->ldsBytes;
+    int64_t lds = lowered.sharedBytes + r->ldsBytes;
     nlohmann::json resources = {
         {"threads", threads},
         {"wave_size", target.warpSize},
-        {"shared_bytes", lowered->sharedBytes},
+        {"shared_bytes", lowered.sharedBytes},
         {"vgprs", r->vgprs},
         {"sgprs", r->sgprs},
         {"agprs", r->agprs},
@@ -250,35 +279,25 @@ protected:
         {"scratch_bytes", r->scratchBytes},
         {"vgpr_spills", r->vgprSpills},
         {"sgpr_spills", r->sgprSpills},
-        {"waves_per_simd", wavesPerSimd(target, *r, lds, lowered->warps)},
+        {"waves_per_simd", wavesPerSimd(target, *r, lds, lowered.warps)},
         {"code_object", codeObjectVersion},
         {"source", "code object"}};
-    // A kernel that prints takes Kiln's print buffer as a last argument
-    // the runtime adds, and these formats read its records
-    // (ConvertGPUToROCDL.cpp, lowerPrintf; docs/bundle.md).
-    if (auto formats = (*lowered->module)
-                           ->getAttrOfType<mlir::ArrayAttr>(
-                               "kiln_gpu.print_formats")) {
-      nlohmann::json list = nlohmann::json::array();
-      for (mlir::Attribute f : formats)
-        list.push_back(mlir::cast<mlir::StringAttr>(f).str());
-      resources["print_formats"] = std::move(list);
-    }
+    if (printFormats)
+      resources["print_formats"] = *printFormats;
     kiln::CodeObject object;
     object.triple = kTriple;
     object.arch = arch.str();
     object.entry = entry.str();
     object.imageKind = llvm::object::IMG_Object;
     object.offloadKind = llvm::object::OFK_HIP;
-    object.bytes = std::move(*hsaco);
+    object.bytes = std::move(hsaco);
     object.resourcesJson = resources.dump();
     object.requiresJson =
         nlohmann::json{{"gfx", arch.str()},
                        {"wave_size", target.warpSize},
                        {"code_object", codeObjectVersion}}
             .dump();
-    out.images.push_back(std::move(object));
-    return out;
+    return std::vector<kiln::CodeObject>{std::move(object)};
   }
 
   static llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
@@ -286,11 +305,11 @@ protected:
     return kiln::createTargetMachine(kTriple, arch, "", /*pic=*/true);
   }
 
-  /// The LLVM dialect module as optimized LLVM IR (O3) for `tm`, marked
-  /// with the code object version.
+  /// The LLVM dialect module as LLVM IR for `tm`, marked with the code
+  /// object version, not yet optimized.
   llvm::Expected<std::unique_ptr<llvm::Module>>
-  optimizedLLVM(ModuleOp module, llvm::TargetMachine &tm,
-                llvm::LLVMContext &llvmCtx, llvm::StringRef entry) const {
+  translatedLLVM(ModuleOp module, llvm::TargetMachine &tm,
+                 llvm::LLVMContext &llvmCtx, llvm::StringRef entry) const {
     std::unique_ptr<llvm::Module> llvmModule =
         translateModuleToLLVMIR(module, llvmCtx, entry);
     if (!llvmModule)
@@ -300,7 +319,16 @@ protected:
     llvmModule->addModuleFlag(llvm::Module::Error,
                               "amdhsa_code_object_version",
                               codeObjectVersion * 100);
-    kiln::optimizeLLVMModule(*llvmModule, tm, llvm::OptimizationLevel::O3);
+    return llvmModule;
+  }
+
+  /// The same, optimized (O3).
+  llvm::Expected<std::unique_ptr<llvm::Module>>
+  optimizedLLVM(ModuleOp module, llvm::TargetMachine &tm,
+                llvm::LLVMContext &llvmCtx, llvm::StringRef entry) const {
+    auto llvmModule = translatedLLVM(module, tm, llvmCtx, entry);
+    if (llvmModule)
+      kiln::optimizeLLVMModule(**llvmModule, tm, llvm::OptimizationLevel::O3);
     return llvmModule;
   }
 

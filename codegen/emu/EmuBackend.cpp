@@ -18,6 +18,7 @@
 #include "compiler/GPU/StageDriver.h"
 #include "compiler/GPU/StageUtils.h"
 #include "compiler/GPU/TargetDesc.h"
+#include "compiler/Target/CodeCache.h"
 #include "compiler/Target/TargetBackend.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -52,80 +53,98 @@ public:
   llvm::Expected<kiln::CodeObject> compile(ModuleOp variant,
                                            llvm::StringRef arch,
                                            llvm::StringRef entry) override {
-    llvm::Expected<kiln::gpu::StagedVariant> lowered = lower(variant, arch, entry, false);
-    if (!lowered)
-      return lowered.takeError();
+    llvm::Expected<kiln::gpu::StagedVariant> staged =
+        lower(variant, arch, entry, true);
+    if (!staged)
+      return staged.takeError();
+    return compileStaged(*staged, arch, entry);
+  }
+
+  /// The image of a variant after the GPU stage for the emulated arch.
+  llvm::Expected<kiln::CodeObject>
+  compileStaged(kiln::gpu::StagedVariant &lowered, llvm::StringRef arch,
+                llvm::StringRef entry) {
+    bool checked = (*lowered.module)->hasAttr("kiln.check_bounds");
+    if (llvm::Error e = kiln::gpu::lowerStagedVariant(
+            lowered, entry, emulation().names(arch),
+            kiln::emu::addEmuLoweringPasses))
+      return std::move(e);
     llvm::LLVMContext llvmCtx;
     std::unique_ptr<llvm::Module> llvmModule =
-        translateModuleToLLVMIR(*lowered->module, llvmCtx, entry);
+        translateModuleToLLVMIR(*lowered.module, llvmCtx, entry);
     if (!llvmModule)
       return makeError("translation of '" + entry + "' to LLVM IR failed");
     // A portable baseline, as host images; f16 conversions come from
     // libgcc_s (present wherever the runtime's C++ library is).
     llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
     std::string cpu = triple.isX86() ? "x86-64-v2" : "generic";
-    llvm::Expected<kiln::host::SharedObject> so =
-        kiln::host::emitSharedObject(*llvmModule, cpu, "", entry,
-                                     llvm::OptimizationLevel::O1,
-                                     {"libgcc_s.so.1"});
-    if (!so)
-      return so.takeError();
-    const kiln::gpu::GPUTarget *target = lowered->target;
-    kiln::CodeObject obj;
-    obj.triple = so->triple;
-    obj.arch = arch.str();
-    obj.entry = entry.str();
-    obj.imageKind = 1;   // llvm::object::IMG_Object
-    obj.offloadKind = 0; // llvm::object::OFK_None
-    obj.bytes = std::move(so->bytes);
-    if (!lowered->tensorMaps.empty())
-      obj.tensorMapsJson = lowered->tensorMaps;
+    const kiln::gpu::GPUTarget *target = lowered.target;
     nlohmann::json resources = {
-        {"threads", lowered->warps * target->warpSize},
+        {"threads", lowered.warps * target->warpSize},
         {"warp_size", target->warpSize},
-        {"shared_bytes", lowered->sharedBytes},
+        {"shared_bytes", lowered.sharedBytes},
         {"emulated", true}};
-    if (variant->hasAttr("kiln.check_bounds"))
+    if (checked)
       resources["check_bounds"] = true;
-    obj.resourcesJson = resources.dump();
-    // What the runtime matches: an emulator of this arch (the host device
-    // never runs these: their entry takes a thread, not a program).
-    obj.requiresJson =
-        nlohmann::json{{"emu", target->arch}, {"cpu", so->cpu}}.dump();
-    return obj;
+    // What decides the code object besides the module: its metadata.
+    std::string salt = "emu;" + arch.str() + ";" + cpu + ";O1;" +
+                       resources.dump() + ";" + lowered.tensorMaps;
+    llvm::Expected<std::vector<kiln::CodeObject>> objects = kiln::buildOnce(
+        kiln::codeKey(*llvmModule, entry, salt),
+        [&]() -> llvm::Expected<std::vector<kiln::CodeObject>> {
+          llvm::Expected<kiln::host::SharedObject> so =
+              kiln::host::emitSharedObject(*llvmModule, cpu, "", entry,
+                                           llvm::OptimizationLevel::O1,
+                                           {"libgcc_s.so.1"});
+          if (!so)
+            return so.takeError();
+          kiln::CodeObject obj;
+          obj.triple = so->triple;
+          obj.arch = arch.str();
+          obj.entry = entry.str();
+          obj.imageKind = 1;   // llvm::object::IMG_Object
+          obj.offloadKind = 0; // llvm::object::OFK_None
+          obj.bytes = std::move(so->bytes);
+          if (!lowered.tensorMaps.empty())
+            obj.tensorMapsJson = lowered.tensorMaps;
+          obj.resourcesJson = resources.dump();
+          // What the runtime matches: an emulator of this arch (the host
+          // device never runs these: their entry takes a thread, not a
+          // program).
+          obj.requiresJson =
+              nlohmann::json{{"emu", target->arch}, {"cpu", so->cpu}}.dump();
+          return std::vector<kiln::CodeObject>{std::move(obj)};
+        });
+    if (!objects)
+      return objects.takeError();
+    return std::move(objects->front());
   }
 
   /// The image of the variant, then the fast path's (pointers assumed
   /// 16-byte aligned, integers multiples of 16, view strides bounded on
   /// targets with range-checked accesses, as the GPU backends do),
-  /// unless the GPU stage makes the same per-thread code of both.
+  /// unless both make the same code.
   llvm::Expected<std::vector<kiln::CodeObject>>
   compileImages(ModuleOp variant, llvm::StringRef arch,
                 llvm::StringRef entry) override {
-    // The per-thread form identifies the code (the shared objects differ
-    // in their symbol tables whenever the names differ).
+    emulation().loadDialects(*variant.getContext());
     return kiln::gpu::compileWithFastPath(
         variant, arch.drop_front(kPrefix.size()), entry,
-        [&](ModuleOp m, llvm::StringRef e)
-            -> llvm::Expected<kiln::gpu::VariantImages> {
-          llvm::Expected<kiln::CodeObject> image = compile(m, arch, e);
+        emulation().names(arch),
+        [&](kiln::gpu::StagedVariant &staged, llvm::StringRef e)
+            -> llvm::Expected<std::vector<kiln::CodeObject>> {
+          llvm::Expected<kiln::CodeObject> image =
+              compileStaged(staged, arch, e);
           if (!image)
             return image.takeError();
-          kiln::gpu::VariantImages out;
-          out.images.push_back(std::move(*image));
-          return out;
-        },
-        /*comparePerThread=*/true);
+          return std::vector<kiln::CodeObject>{std::move(*image)};
+        });
   }
 
   bool makeFastPath(ModuleOp variant, llvm::StringRef arch) override {
-    const kiln::gpu::GPUTarget *target =
-        kiln::gpu::lookupGPUTarget(arch.drop_front(kPrefix.size()));
-    if (!target)
-      return false;
-    kiln::gpu::FastPathAssumptions a = kiln::gpu::addUsefulFastPathAssumptions(
-        variant, arch.drop_front(kPrefix.size()), *target);
-    return !a.assumes.empty() || !a.tensorMaps.empty();
+    emulation().loadDialects(*variant.getContext());
+    return kiln::gpu::makeFastPath(variant, arch.drop_front(kPrefix.size()),
+                                   emulation().names(arch));
   }
 
   std::vector<std::string> getStages() const override {
@@ -156,21 +175,21 @@ public:
   }
 
 private:
+  /// After the GPU stage: host code for one thread, in the LLVM dialect.
+  static const kiln::gpu::BackendLowering &emulation() {
+    static const kiln::gpu::BackendLowering lowering{
+        "emulated", kiln::emu::registerEmuDialects,
+        kiln::emu::addEmuLoweringPasses};
+    return lowering;
+  }
+
   /// A variant after the GPU stage for the emulated arch (`gpuOnly`: its
   /// per-thread form) or as host code in the LLVM dialect.
   static llvm::Expected<kiln::gpu::StagedVariant>
   lower(ModuleOp variant, llvm::StringRef arch, llvm::StringRef entry,
         bool gpuOnly) {
-    DialectRegistry registry;
-    kiln::emu::registerEmuDialects(registry);
-    variant.getContext()->appendDialectRegistry(registry);
-    variant.getContext()->loadAllAvailableDialects();
-    // A function_ref to the function itself (not to a temporary pointer).
-    llvm::function_ref<void(OpPassManager &)> passes =
-        kiln::emu::addEmuLoweringPasses;
-    return kiln::gpu::runGPUStage(
-        variant, arch.drop_front(kPrefix.size()), entry, "emulated", arch,
-        gpuOnly ? nullptr : passes);
+    return emulation().lower(variant, arch.drop_front(kPrefix.size()), entry,
+                             arch, gpuOnly);
   }
 };
 

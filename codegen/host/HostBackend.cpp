@@ -13,6 +13,7 @@
 #include "codegen/host/HostBackend.h"
 #include "codegen/host/HostPasses.h"
 
+#include "compiler/Target/CodeCache.h"
 #include "compiler/Target/LLVMPipeline.h"
 #include "compiler/Target/TargetBackend.h"
 
@@ -173,25 +174,37 @@ HostBackend::compile(ModuleOp variant, llvm::StringRef arch,
   if (!llvmModule)
     return makeError("translation of '" + entry + "' to LLVM IR failed");
 
-  llvm::Expected<kiln::host::SharedObject> so = kiln::host::emitSharedObject(
-      *llvmModule, cpuFor(arch), featuresFor(arch), entry,
-      llvm::OptimizationLevel::O2, {});
-  if (!so)
-    return so.takeError();
-  llvm::Triple triple(so->triple);
-  kiln::CodeObject obj;
-  obj.triple = so->triple;
-  obj.arch = cpuFor(arch);
-  obj.entry = entry.str();
-  obj.imageKind = 1;   // llvm::object::IMG_Object
-  obj.offloadKind = 0; // llvm::object::OFK_None
-  obj.bytes = std::move(so->bytes);
-  // The checked mode (--check-bounds) is recorded so that `kiln inspect`
-  // shows which images guard their accesses.
-  obj.resourcesJson =
-      variant->hasAttr("kiln.check_bounds") ? "{\"check_bounds\":true}" : "{}";
-  obj.requiresJson = requiresJsonFor(triple, so->cpu, so->features);
-  return obj;
+  // What decides the code object besides the module: the CPU and its
+  // features, the optimization level, the checked mode (its metadata).
+  bool checked = variant->hasAttr("kiln.check_bounds");
+  std::string salt = "host;" + cpuFor(arch) + ";" + featuresFor(arch) +
+                     ";O2;" + (checked ? "checked" : "unchecked");
+  llvm::Expected<std::vector<kiln::CodeObject>> objects = kiln::buildOnce(
+      kiln::codeKey(*llvmModule, entry, salt),
+      [&]() -> llvm::Expected<std::vector<kiln::CodeObject>> {
+        llvm::Expected<kiln::host::SharedObject> so =
+            kiln::host::emitSharedObject(*llvmModule, cpuFor(arch),
+                                         featuresFor(arch), entry,
+                                         llvm::OptimizationLevel::O2, {});
+        if (!so)
+          return so.takeError();
+        llvm::Triple triple(so->triple);
+        kiln::CodeObject obj;
+        obj.triple = so->triple;
+        obj.arch = cpuFor(arch);
+        obj.entry = entry.str();
+        obj.imageKind = 1;   // llvm::object::IMG_Object
+        obj.offloadKind = 0; // llvm::object::OFK_None
+        obj.bytes = std::move(so->bytes);
+        // The checked mode (--check-bounds) is recorded so that `kiln
+        // inspect` shows which images guard their accesses.
+        obj.resourcesJson = checked ? "{\"check_bounds\":true}" : "{}";
+        obj.requiresJson = requiresJsonFor(triple, so->cpu, so->features);
+        return std::vector<kiln::CodeObject>{std::move(obj)};
+      });
+  if (!objects)
+    return objects.takeError();
+  return std::move(objects->front());
 }
 
 } // namespace

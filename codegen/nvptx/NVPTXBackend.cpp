@@ -16,6 +16,7 @@
 #include "compiler/GPU/StageDriver.h"
 #include "compiler/GPU/StageUtils.h"
 #include "compiler/GPU/TargetDesc.h"
+#include "compiler/Target/CodeCache.h"
 #include "compiler/Target/LLVMPipeline.h"
 #include "compiler/Target/TargetBackend.h"
 
@@ -40,6 +41,8 @@
 #include "llvm/TargetParser/Triple.h"
 
 #include <nlohmann/json.hpp>
+
+#include <optional>
 
 using namespace mlir;
 
@@ -139,48 +142,76 @@ public:
   }
 
 private:
+  /// After the GPU stage: the NVVM and LLVM dialects.
+  static const kiln::gpu::BackendLowering &nvvm() {
+    static const kiln::gpu::BackendLowering lowering{
+        "NVIDIA", kiln::nvptx::registerNVPTXDialects,
+        kiln::nvptx::addNVVMLoweringPasses};
+    return lowering;
+  }
+
   /// A variant after the GPU stage (`gpuOnly`: its per-thread form) or
   /// in the LLVM dialect.
   static llvm::Expected<kiln::gpu::StagedVariant>
   lower(ModuleOp variant, llvm::StringRef arch, llvm::StringRef entry,
         bool gpuOnly) {
-    DialectRegistry registry;
-    kiln::nvptx::registerNVPTXDialects(registry);
-    variant.getContext()->appendDialectRegistry(registry);
-    variant.getContext()->loadAllAvailableDialects();
     kiln::nvptx::registerNVPTXTargets();
-    // A function_ref to the function itself (not to a temporary pointer).
-    llvm::function_ref<void(OpPassManager &)> passes =
-        kiln::nvptx::addNVVMLoweringPasses;
-    return kiln::gpu::runGPUStage(
-        variant, arch, entry, "NVIDIA", arch,
-        gpuOnly ? nullptr : passes);
+    return nvvm().lower(variant, arch, entry, arch, gpuOnly);
   }
 
 protected:
   void registerTargets() const override {
     kiln::nvptx::registerNVPTXTargets();
   }
+  const kiln::gpu::BackendLowering &lowering() const override {
+    return nvvm();
+  }
 
-  /// One PTX image (and a cubin when ptxas is found) for `entry`; the PTX
-  /// identifies the code.
-  llvm::Expected<kiln::gpu::VariantImages>
-  compileOne(ModuleOp variant, llvm::StringRef arch,
+  /// One PTX image (and a cubin when ptxas is found) for `entry`.
+  llvm::Expected<std::vector<kiln::CodeObject>>
+  compileOne(kiln::gpu::StagedVariant &lowered, llvm::StringRef arch,
              llvm::StringRef entry) override {
-    llvm::Expected<kiln::gpu::StagedVariant> lowered = lower(variant, arch, entry, false);
-    if (!lowered)
-      return lowered.takeError();
-    int64_t warps = lowered->warps, sharedBytes = lowered->sharedBytes;
-    llvm::Expected<std::string> ptx = emitPTX(*lowered->module, arch, entry);
-    if (!ptx)
-      return ptx.takeError();
+    auto tm = targetMachine(arch, minPtxOf(*lowered.module));
+    if (!tm)
+      return tm.takeError();
+    llvm::LLVMContext llvmCtx;
+    auto llvmModule = translatedLLVM(*lowered.module, **tm, llvmCtx, entry);
+    if (!llvmModule)
+      return llvmModule.takeError();
+    int64_t warps = lowered.warps, sharedBytes = lowered.sharedBytes;
+    std::optional<std::string> ptxas = findPtxas();
+    // What decides the code objects besides the module: the arch and PTX
+    // features, the launch shape, the tensor maps, and the ptxas that
+    // checks it (all in the metadata).
+    std::string salt = "nvptx;" + arch.str() + ";" +
+                       (*tm)->getTargetFeatureString().str() + ";O3;" +
+                       std::to_string(warps) + ";" +
+                       std::to_string(sharedBytes) + ";" +
+                       lowered.tensorMaps + ";" + ptxas.value_or("");
+    return kiln::buildOnce(
+        kiln::codeKey(**llvmModule, entry, salt),
+        [&]() -> llvm::Expected<std::vector<kiln::CodeObject>> {
+          kiln::optimizeLLVMModule(**llvmModule, **tm,
+                                   llvm::OptimizationLevel::O3);
+          llvm::Expected<std::string> ptx = ptxOf(**llvmModule, **tm);
+          if (!ptx)
+            return ptx.takeError();
+          return images(std::move(*ptx), arch, entry, warps, sharedBytes,
+                        lowered.tensorMaps, ptxas);
+        });
+  }
 
+  /// The PTX image of `entry` and, when ptxas is found, its cubin.
+  static llvm::Expected<std::vector<kiln::CodeObject>>
+  images(std::string ptx, llvm::StringRef arch, llvm::StringRef entry,
+         int64_t warps, int64_t sharedBytes, const std::string &tensorMaps,
+         const std::optional<std::string> &ptxas) {
     bool archSpecific = arch.ends_with("a");
     nlohmann::json resources = {{"threads", warps * 32},
                                 {"shared_bytes", sharedBytes}};
     std::optional<PtxasReport> report;
-    if (std::optional<std::string> ptxas = findPtxas()) {
-      llvm::Expected<PtxasReport> r = runPtxas(*ptxas, *ptx, arch);
+    if (ptxas) {
+      llvm::Expected<PtxasReport> r = runPtxas(*ptxas, ptx, arch);
       if (!r)
         return r.takeError();
       report = std::move(*r);
@@ -193,8 +224,7 @@ protected:
       resources["source"] = "llvm";
     }
 
-    kiln::gpu::VariantImages objects;
-    objects.code = *ptx;
+    std::vector<kiln::CodeObject> objects;
     kiln::CodeObject object;
     object.triple = kTriple;
     object.arch = arch.str();
@@ -203,20 +233,20 @@ protected:
     object.offloadKind = llvm::object::OFK_Cuda;
     object.requiresJson = nlohmann::json{{"sm", smNumber(arch)},
                                          {"arch_specific", archSpecific},
-                                         {"ptx_isa", ptxIsa(*ptx)}}
+                                         {"ptx_isa", ptxIsa(ptx)}}
                               .dump();
-    object.bytes = std::move(*ptx);
+    object.bytes = std::move(ptx);
     object.resourcesJson = resources.dump();
-    if (!lowered->tensorMaps.empty())
-      object.tensorMapsJson = lowered->tensorMaps;
-    objects.images.push_back(object);
+    if (!tensorMaps.empty())
+      object.tensorMapsJson = tensorMaps;
+    objects.push_back(object);
     if (report && !report->cubin.empty()) {
       object.imageKind = llvm::object::IMG_Cubin;
       object.requiresJson =
           nlohmann::json{{"sm", smNumber(arch)}, {"arch_specific", archSpecific}}
               .dump();
       object.bytes = std::move(report->cubin);
-      objects.images.push_back(std::move(object));
+      objects.push_back(std::move(object));
     }
     return objects;
   }
@@ -233,10 +263,10 @@ protected:
     return kiln::createTargetMachine(kTriple, arch, features, /*pic=*/false);
   }
 
-  /// The LLVM dialect module as optimized LLVM IR (O3) for `tm`.
+  /// The LLVM dialect module as LLVM IR for `tm`, not yet optimized.
   static llvm::Expected<std::unique_ptr<llvm::Module>>
-  optimizedLLVM(ModuleOp module, llvm::TargetMachine &tm,
-                llvm::LLVMContext &llvmCtx, llvm::StringRef entry) {
+  translatedLLVM(ModuleOp module, llvm::TargetMachine &tm,
+                 llvm::LLVMContext &llvmCtx, llvm::StringRef entry) {
     std::unique_ptr<llvm::Module> llvmModule =
         translateModuleToLLVMIR(module, llvmCtx, entry);
     if (!llvmModule)
@@ -244,7 +274,16 @@ protected:
     llvmModule->setTargetTriple(tm.getTargetTriple());
     llvmModule->setDataLayout(tm.createDataLayout());
     markAlignedAsmConvergent(*llvmModule);
-    kiln::optimizeLLVMModule(*llvmModule, tm, llvm::OptimizationLevel::O3);
+    return llvmModule;
+  }
+
+  /// The LLVM dialect module as optimized LLVM IR (O3) for `tm`.
+  static llvm::Expected<std::unique_ptr<llvm::Module>>
+  optimizedLLVM(ModuleOp module, llvm::TargetMachine &tm,
+                llvm::LLVMContext &llvmCtx, llvm::StringRef entry) {
+    auto llvmModule = translatedLLVM(module, tm, llvmCtx, entry);
+    if (llvmModule)
+      kiln::optimizeLLVMModule(**llvmModule, tm, llvm::OptimizationLevel::O3);
     return llvmModule;
   }
 
@@ -284,15 +323,21 @@ protected:
     auto llvmModule = optimizedLLVM(module, **tm, llvmCtx, entry);
     if (!llvmModule)
       return llvmModule.takeError();
+    return ptxOf(**llvmModule, **tm);
+  }
+
+  /// PTX text for the optimized LLVM IR.
+  static llvm::Expected<std::string> ptxOf(llvm::Module &module,
+                                           llvm::TargetMachine &tm) {
     std::string ptx;
     {
       llvm::raw_string_ostream os(ptx);
       llvm::buffer_ostream bos(os);
       llvm::legacy::PassManager codegen;
-      if ((*tm)->addPassesToEmitFile(codegen, bos, nullptr,
-                                     llvm::CodeGenFileType::AssemblyFile))
+      if (tm.addPassesToEmitFile(codegen, bos, nullptr,
+                                 llvm::CodeGenFileType::AssemblyFile))
         return makeError("the NVPTX target machine cannot emit PTX");
-      codegen.run(**llvmModule);
+      codegen.run(module);
     }
     return ptx;
   }

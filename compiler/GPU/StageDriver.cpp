@@ -21,12 +21,12 @@ llvm::Error makeError(const llvm::Twine &msg) {
 
 llvm::Expected<kiln::gpu::StagedVariant> kiln::gpu::runGPUStage(
     ModuleOp variant, llvm::StringRef arch, llvm::StringRef entry,
-    llvm::StringRef what, llvm::StringRef targetName,
+    const StageNames &names,
     llvm::function_ref<void(OpPassManager &)> addBackendPasses) {
   StagedVariant result;
   result.target = lookupGPUTarget(arch);
   if (!result.target)
-    return makeError("unknown GPU arch '" + arch + "' for " + targetName);
+    return makeError("unknown GPU arch '" + arch + "' for " + names.target);
   const GPUTarget &target = *result.target;
 
   OwningOpRef<ModuleOp> module(cast<ModuleOp>(variant->clone()));
@@ -48,15 +48,12 @@ llvm::Expected<kiln::gpu::StagedVariant> kiln::gpu::runGPUStage(
         " threads per program; " + arch.str() + " has at most " +
         std::to_string(target.maxThreadsPerBlock));
 
-  auto failure = [&] {
-    return makeError(what + " lowering of '" + entry + "' for " + targetName +
-                     " failed");
-  };
   MLIRContext *ctx = variant.getContext();
   PassManager stage(ctx);
   buildGPUStagePipeline(stage, arch);
   if (failed(stage.run(*module)))
-    return failure();
+    return makeError(names.what + " lowering of '" + entry + "' for " +
+                     names.target + " failed");
   if (auto w = (*module)->getAttrOfType<IntegerAttr>(
           KilnGPUDialect::getWarpsAttrName()))
     result.warps = w.getInt();
@@ -89,110 +86,172 @@ llvm::Expected<kiln::gpu::StagedVariant> kiln::gpu::runGPUStage(
         "keeps " + std::to_string(carried) +
         " registers per thread live across a loop (the tiles it carries); " +
         arch.str() + " has " + std::to_string(target.maxRegistersPerThread));
-  if (addBackendPasses) {
-    PassManager backend(ctx);
-    addBackendPasses(backend);
-    if (failed(backend.run(*module)))
-      return failure();
-  }
   result.module = std::move(module);
+  if (addBackendPasses)
+    if (llvm::Error e =
+            lowerStagedVariant(result, entry, names, addBackendPasses))
+      return std::move(e);
   return result;
 }
 
-std::string kiln::gpu::perThreadCode(ModuleOp module, llvm::StringRef arch) {
-  llvm::Expected<kiln::gpu::StagedVariant> staged = kiln::gpu::runGPUStage(
-      module, arch, "kiln_fast_path", "fast-path", arch, nullptr);
-  if (!staged) {
-    llvm::consumeError(staged.takeError());
-    return "";
-  }
-  for (auto fn : staged->module->getOps<func::FuncOp>())
+void kiln::gpu::BackendLowering::loadDialects(MLIRContext &ctx) const {
+  DialectRegistry registry;
+  registerDialects(registry);
+  ctx.appendDialectRegistry(registry);
+  ctx.loadAllAvailableDialects();
+}
+
+llvm::Expected<kiln::gpu::StagedVariant>
+kiln::gpu::BackendLowering::lower(ModuleOp variant, llvm::StringRef arch,
+                                  llvm::StringRef entry,
+                                  llvm::StringRef target,
+                                  bool gpuOnly) const {
+  loadDialects(*variant.getContext());
+  if (gpuOnly)
+    return runGPUStage(variant, arch, entry, names(target), nullptr);
+  return runGPUStage(variant, arch, entry, names(target), addPasses);
+}
+
+llvm::Error kiln::gpu::lowerStagedVariant(
+    StagedVariant &staged, llvm::StringRef entry, const StageNames &names,
+    llvm::function_ref<void(OpPassManager &)> addPasses) {
+  for (auto fn : staged.module->getOps<func::FuncOp>())
+    if (fn->hasAttr("kiln.kernel"))
+      fn.setSymName(entry);
+  PassManager backend(staged.module->getContext());
+  addPasses(backend);
+  if (failed(backend.run(*staged.module)))
+    return makeError(names.what + " lowering of '" + entry + "' for " +
+                     names.target + " failed");
+  return llvm::Error::success();
+}
+
+std::string kiln::gpu::perThreadCode(const StagedVariant &staged) {
+  // The kernel's name and argument attributes are left out for the print
+  // and put back.
+  ModuleOp module = *staged.module;
+  std::vector<std::pair<func::FuncOp, std::pair<StringAttr, ArrayAttr>>> saved;
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    saved.push_back({fn, {fn.getSymNameAttr(), fn.getAllArgAttrs()}});
     fn.setAllArgAttrs(ArrayRef<DictionaryAttr>{});
+    if (fn->hasAttr("kiln.kernel"))
+      fn.setSymName("kiln_kernel");
+  }
   std::string text;
   llvm::raw_string_ostream os(text);
-  staged->module->print(os);
+  module.print(os);
+  for (auto &[fn, attrs] : saved) {
+    fn.setSymNameAttr(attrs.first);
+    if (attrs.second)
+      fn.setAllArgAttrs(attrs.second);
+  }
   return text;
 }
 
-kiln::gpu::FastPathAssumptions
-kiln::gpu::addUsefulFastPathAssumptions(ModuleOp module, llvm::StringRef arch,
-                                        const GPUTarget &target) {
+kiln::gpu::FastPathAssumptions kiln::gpu::addUsefulFastPathAssumptions(
+    ModuleOp module, llvm::StringRef arch, const GPUTarget &target,
+    const std::string *generic, StagedVariant *staged) {
+  StageNames names{"fast-path", arch.str()};
+  // `trial` through the stage, and its per-thread code ("" when the stage
+  // fails).
+  auto stage = [&](ModuleOp trial, StagedVariant &out) {
+    llvm::Expected<StagedVariant> s =
+        runGPUStage(trial, arch, "kiln_fast_path", names, nullptr);
+    if (!s) {
+      llvm::consumeError(s.takeError());
+      return std::string();
+    }
+    out = std::move(*s);
+    return perThreadCode(out);
+  };
   std::vector<std::string> exclude;
   OwningOpRef<ModuleOp> full(cast<ModuleOp>(module->clone()));
   FastPathAssumptions all = addFastPathAssumptions(*full, target);
-  std::string reference =
-      all.params.empty() ? std::string() : perThreadCode(*full, arch);
-  if (!reference.empty()) {
+  StagedVariant kept;
+  std::string reference = all.params.empty() ? std::string()
+                                             : stage(*full, kept);
+  if (!reference.empty() && generic && reference == *generic) {
+    // The full set changes nothing: no fast path.
+    exclude = all.params;
+  } else if (!reference.empty()) {
     for (const std::string &param : all.params) {
       exclude.push_back(param);
       OwningOpRef<ModuleOp> trial(cast<ModuleOp>(module->clone()));
       (void)addFastPathAssumptions(*trial, target, exclude);
-      if (perThreadCode(*trial, arch) != reference)
+      StagedVariant tried;
+      if (stage(*trial, tried) != reference)
         exclude.pop_back();
+      else
+        kept = std::move(tried);
     }
   }
-  return addFastPathAssumptions(module, target, exclude);
+  FastPathAssumptions result = addFastPathAssumptions(module, target, exclude);
+  if (staged && kept.module && !result.assumes.empty())
+    *staged = std::move(kept);
+  return result;
 }
 
 llvm::Expected<std::vector<kiln::CodeObject>>
 kiln::gpu::compileWithFastPath(ModuleOp variant, llvm::StringRef arch,
-                               llvm::StringRef entry, CompileOneFn compileOne,
-                               bool comparePerThread) {
+                               llvm::StringRef entry, const StageNames &names,
+                               CompileOneFn compileOne) {
   const GPUTarget *target = lookupGPUTarget(arch);
   if (!target)
     return makeError("unknown GPU arch '" + arch + "'");
-  OwningOpRef<ModuleOp> fast(cast<ModuleOp>(variant->clone()));
-  FastPathAssumptions fastPath =
-      addUsefulFastPathAssumptions(*fast, arch, *target);
-  std::string assumes = fastPath.assumes;
-  std::string fastEntry = (entry + "_a16").str();
-  // Same code but for the name: the assumptions bought nothing.
-  auto sameCode = [&](std::string genericCode, std::string fastCode) {
-    for (size_t pos = 0;
-         (pos = fastCode.find(fastEntry, pos)) != std::string::npos;)
-      fastCode.replace(pos, fastEntry.size(), entry.str());
-    return fastCode == genericCode;
-  };
-  // The per-thread forms (argument attributes left out, one kernel name):
-  // equal ones make equal code, and the fast path need not be compiled.
-  if (!assumes.empty() && comparePerThread) {
-    std::string fastCode = perThreadCode(*fast, arch);
-    if (!fastCode.empty() && fastCode == perThreadCode(variant, arch))
-      assumes.clear();
-  }
-  llvm::Expected<VariantImages> generic = compileOne(variant, entry);
+  llvm::Expected<StagedVariant> generic =
+      runGPUStage(variant, arch, entry, names, nullptr);
   if (!generic)
     return generic.takeError();
-  std::vector<CodeObject> images = std::move(generic->images);
-  if (assumes.empty())
+  std::string genericCode = perThreadCode(*generic);
+  OwningOpRef<ModuleOp> fast(cast<ModuleOp>(variant->clone()));
+  StagedVariant fastStaged;
+  FastPathAssumptions fastPath = addUsefulFastPathAssumptions(
+      *fast, arch, *target, &genericCode, &fastStaged);
+  llvm::Expected<std::vector<CodeObject>> images = compileOne(*generic, entry);
+  if (!images || fastPath.assumes.empty() || !fastStaged.module)
     return images;
-  llvm::Expected<VariantImages> fastImages = compileOne(*fast, fastEntry);
+  llvm::Expected<std::vector<CodeObject>> fastImages =
+      compileOne(fastStaged, (entry + "_a16").str());
   if (!fastImages)
     return fastImages.takeError();
-  // The images carry the maps their code reads (the stage drops those of
-  // loads it did not pipeline): a fast path left with none may be the
-  // generic code again.
-  bool readsMaps = llvm::any_of(fastImages->images, [](const CodeObject &o) {
-    return o.tensorMapsJson != "[]";
-  });
-  if (!comparePerThread && !readsMaps &&
-      sameCode(generic->code, fastImages->code))
+  // Same code after all (the keys leave the entry's name out; they hold
+  // the tensor maps too): inside a compile the fast path's build was the
+  // generic image's.
+  auto keyOf = [](const CodeObject &o) { return o.codeKey; };
+  if (llvm::equal(llvm::map_range(*images, keyOf),
+                  llvm::map_range(*fastImages, keyOf)) &&
+      llvm::all_of(*images, [](const CodeObject &o) {
+        return !o.codeKey.empty();
+      }))
     return images;
-  for (CodeObject &o : fastImages->images) {
-    o.assumesJson = assumes;
-    images.push_back(std::move(o));
+  for (CodeObject &o : *fastImages) {
+    o.assumesJson = fastPath.assumes;
+    images->push_back(std::move(o));
   }
   return images;
+}
+
+bool kiln::gpu::makeFastPath(ModuleOp variant, llvm::StringRef arch,
+                             const StageNames &names) {
+  const GPUTarget *target = lookupGPUTarget(arch);
+  if (!target)
+    return false;
+  llvm::Expected<StagedVariant> generic =
+      runGPUStage(variant, arch, "kiln_fast_path", names, nullptr);
+  if (!generic) {
+    llvm::consumeError(generic.takeError());
+    return false;
+  }
+  std::string genericCode = perThreadCode(*generic);
+  return !addUsefulFastPathAssumptions(variant, arch, *target, &genericCode)
+              .assumes.empty();
 }
 
 bool kiln::gpu::GPUBackend::makeFastPath(ModuleOp variant,
                                         llvm::StringRef arch) {
   registerTargets();
-  const GPUTarget *target = lookupGPUTarget(arch);
-  if (!target)
-    return false;
-  FastPathAssumptions a = addUsefulFastPathAssumptions(variant, arch, *target);
-  return !a.assumes.empty() || !a.tensorMaps.empty();
+  lowering().loadDialects(*variant.getContext());
+  return kiln::gpu::makeFastPath(variant, arch, lowering().names(arch));
 }
 
 bool kiln::gpu::GPUBackend::handlesArch(llvm::StringRef arch) const {
@@ -204,17 +263,31 @@ bool kiln::gpu::GPUBackend::handlesArch(llvm::StringRef arch) const {
 llvm::Expected<kiln::CodeObject>
 kiln::gpu::GPUBackend::compile(ModuleOp variant, llvm::StringRef arch,
                                llvm::StringRef entry) {
-  llvm::Expected<VariantImages> images = compileOne(variant, arch, entry);
+  registerTargets();
+  llvm::Expected<StagedVariant> staged =
+      lowering().lower(variant, arch, entry, arch, /*gpuOnly=*/false);
+  if (!staged)
+    return staged.takeError();
+  llvm::Expected<std::vector<CodeObject>> images =
+      compileOne(*staged, arch, entry);
   if (!images)
     return images.takeError();
-  return std::move(images->images.front());
+  return std::move(images->front());
 }
 
 llvm::Expected<std::vector<kiln::CodeObject>>
 kiln::gpu::GPUBackend::compileImages(ModuleOp variant, llvm::StringRef arch,
                                      llvm::StringRef entry) {
-  return compileWithFastPath(variant, arch, entry,
-                             [&](ModuleOp m, llvm::StringRef e) {
-                               return compileOne(m, arch, e);
-                             });
+  registerTargets();
+  const BackendLowering &l = lowering();
+  l.loadDialects(*variant.getContext());
+  return compileWithFastPath(
+      variant, arch, entry, l.names(arch),
+      [&](StagedVariant &staged,
+          llvm::StringRef e) -> llvm::Expected<std::vector<CodeObject>> {
+        if (llvm::Error err =
+                lowerStagedVariant(staged, e, l.names(arch), l.addPasses))
+          return std::move(err);
+        return compileOne(staged, arch, e);
+      });
 }

@@ -13,6 +13,7 @@
 
 #include "compiler/Target/TargetBackend.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/Error.h"
@@ -40,53 +41,90 @@ struct StagedVariant {
   std::string tensorMaps;
 };
 
+/// How a backend names its lowering in failure messages: `what`
+/// ("NVIDIA", "emulated") and the target (`sm_90a`, `emu:sm_90a`).
+struct StageNames {
+  std::string what, target;
+};
+
+/// A backend's lowering after the GPU stage: its name in failure
+/// messages, the dialects it creates and translates to LLVM IR, its passes
+/// (from the per-thread form to the LLVM dialect).
+struct BackendLowering {
+  const char *what;
+  void (*registerDialects)(mlir::DialectRegistry &);
+  void (*addPasses)(mlir::OpPassManager &);
+
+  StageNames names(llvm::StringRef target) const {
+    return {what, target.str()};
+  }
+  /// Registers and loads the dialects in `ctx`.
+  void loadDialects(mlir::MLIRContext &ctx) const;
+  /// `variant` through the GPU stage for `arch` with its kernel named
+  /// `entry` (runGPUStage), then, unless `gpuOnly`, through the passes.
+  llvm::Expected<StagedVariant> lower(mlir::ModuleOp variant,
+                                      llvm::StringRef arch,
+                                      llvm::StringRef entry,
+                                      llvm::StringRef target,
+                                      bool gpuOnly) const;
+};
+
 /// Runs a copy of `variant` through buildGPUStagePipeline(arch) with its
 /// kernel named `entry`, then the passes `addBackendPasses` adds (none when
-/// null). `what` ("NVIDIA", "emulated") and `targetName` name the lowering
-/// in failure messages; limits are reported against `arch`.
+/// null; see lowerStagedVariant). Limits are reported against `arch`.
 llvm::Expected<StagedVariant> runGPUStage(
     mlir::ModuleOp variant, llvm::StringRef arch, llvm::StringRef entry,
-    llvm::StringRef what, llvm::StringRef targetName,
+    const StageNames &names,
     llvm::function_ref<void(mlir::OpPassManager &)> addBackendPasses);
+
+/// Names the kernel of a variant after the GPU stage `entry` and runs the
+/// backend's passes on it.
+llvm::Error
+lowerStagedVariant(StagedVariant &staged, llvm::StringRef entry,
+                   const StageNames &names,
+                   llvm::function_ref<void(mlir::OpPassManager &)> addPasses);
 
 /// addFastPathAssumptions(module, target) less the align16/div16
 /// assumptions that leave the per-thread code of the GPU stage for `arch`
 /// as it is (each tried without, in turn, against the full set): the fast
 /// path then runs for more arguments (a flag that only selects a branch,
 /// a batch size that only bounds a view's outer dimension) at the same
-/// speed. Costs one GPU stage per assumed parameter.
-FastPathAssumptions addUsefulFastPathAssumptions(mlir::ModuleOp module,
-                                                 llvm::StringRef arch,
-                                                 const GPUTarget &target);
-
-/// One variant's images, and text that identifies their code up to the
-/// kernel's name (PTX, AMDGCN assembly, the per-thread form).
-struct VariantImages {
-  std::vector<CodeObject> images;
-  std::string code;
-};
+/// speed. Costs one GPU stage per assumed parameter, but none when the
+/// full set makes the per-thread code `generic` (when given) already: then
+/// no assumption is added. `staged`, when given, receives `module` through
+/// the GPU stage with the assumptions kept (or, with none, nothing).
+FastPathAssumptions addUsefulFastPathAssumptions(
+    mlir::ModuleOp module, llvm::StringRef arch, const GPUTarget &target,
+    const std::string *generic = nullptr, StagedVariant *staged = nullptr);
 
 /// The images of `variant` (entry `entry`) and, unless the fast path's
 /// assumptions for `arch` (addFastPathAssumptions: 16-byte aligned
-/// pointers, integers multiples of 16, bounded view strides) leave its code
-/// unchanged, those of its fast path (entry
-/// `entry_a16`), marked with the assumptions: what every GPU backend's
-/// compileImages does, with its own `compileOne`. The code compared is the
-/// per-thread form's (perThreadCode) with `comparePerThread` (cheaper than
-/// compiling: the fast path is then compiled only when it differs), else
-/// compileOne's `code`.
-using CompileOneFn = llvm::function_ref<llvm::Expected<VariantImages>(
-    mlir::ModuleOp, llvm::StringRef)>;
+/// pointers, integers multiples of 16, bounded view strides) leave its
+/// per-thread code unchanged, those of its fast path (entry `entry_a16`),
+/// marked with the assumptions: what every GPU backend's compileImages
+/// does, with its own `compileOne` (which takes a variant after the GPU
+/// stage). Each form goes through the stage once (plus the trials of
+/// addUsefulFastPathAssumptions), and equal code keys (CodeCache.h) drop a
+/// fast path whose code came out the same after all.
+using CompileOneFn = llvm::function_ref<llvm::Expected<
+    std::vector<CodeObject>>(StagedVariant &, llvm::StringRef)>;
 llvm::Expected<std::vector<CodeObject>>
 compileWithFastPath(mlir::ModuleOp variant, llvm::StringRef arch,
-                    llvm::StringRef entry, CompileOneFn compileOne,
-                    bool comparePerThread = false);
+                    llvm::StringRef entry, const StageNames &names,
+                    CompileOneFn compileOne);
 
-/// The per-thread form of `module` after the GPU stage for `arch` (its
-/// kernel named alike whatever `module` names it; the kernels' argument
-/// attributes, the promises, left out), or "" when the stage fails: equal
-/// texts make equal code on every backend (none reads the attributes).
-std::string perThreadCode(mlir::ModuleOp module, llvm::StringRef arch);
+/// Adds the fast path's useful assumptions for `arch` to `variant`
+/// (addUsefulFastPathAssumptions against its generic per-thread code);
+/// false when there are none (every argument promised, or no assumption
+/// changes the code).
+bool makeFastPath(mlir::ModuleOp variant, llvm::StringRef arch,
+                  const StageNames &names);
+
+/// The per-thread form of a variant after the GPU stage as text, its
+/// kernel named alike whatever `staged` names it and the kernels'
+/// argument attributes, the promises, left out: equal texts make equal
+/// code on every backend (none reads the attributes).
+std::string perThreadCode(const StagedVariant &staged);
 
 /// What the GPU backends that compile a variant to one code object per
 /// entry share (codegen/nvptx, codegen/amdgpu): they handle the archs whose
@@ -106,10 +144,13 @@ public:
 protected:
   /// Registers the backend's target descriptions (once).
   virtual void registerTargets() const = 0;
-  /// The images of `variant` for `arch` with its kernel named `entry`, and
-  /// the text that identifies their code.
-  virtual llvm::Expected<VariantImages>
-  compileOne(mlir::ModuleOp variant, llvm::StringRef arch,
+  /// Its lowering after the GPU stage.
+  virtual const BackendLowering &lowering() const = 0;
+  /// The images of a variant in the LLVM dialect (after the GPU stage and
+  /// lowering()'s passes) for `arch`, its kernel named `entry`, built
+  /// through buildOnce (CodeCache.h).
+  virtual llvm::Expected<std::vector<CodeObject>>
+  compileOne(StagedVariant &lowered, llvm::StringRef arch,
              llvm::StringRef entry) = 0;
 };
 

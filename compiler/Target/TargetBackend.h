@@ -41,6 +41,10 @@ struct CodeObject {
   /// The tensor maps the image takes after the params (docs/bundle.md,
   /// "tensor_maps"): a JSON array; "[]": none.
   std::string tensorMapsJson = "[]";
+  /// What identifies its code within one compile (CodeCache.h: the key of
+  /// the build that made it and its position there); "": none. Not
+  /// written to bundles.
+  std::string codeKey;
 };
 
 /// A variant that does not fit the target (shared memory, threads): the

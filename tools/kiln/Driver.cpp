@@ -20,6 +20,7 @@
 #include "compiler/Dialect/KilnDialect.h"
 #include "compiler/MLIRGen/MLIRGen.h"
 #include "compiler/GPU/TargetDesc.h"
+#include "compiler/Target/CodeCache.h"
 #include "compiler/Target/TargetBackend.h"
 #include "compiler/Transforms/Passes.h"
 #include "dsl/ASTPrinter.h"
@@ -643,14 +644,14 @@ bundle::KernelSignature signatureOf(const dsl::KernelDecl &kernel,
   return sig;
 }
 
-/// Compiles one variant for one target into `images` (one or more code
+/// Compiles one variant for one target into `objects` (one or more code
 /// objects); returns an exit code on failure. A variant that does not fit
-/// the target leaves `images` empty and says why in `dropped`.
+/// the target leaves `objects` empty and says why in `dropped`.
 std::optional<int> compileVariant(mlir::ModuleOp variantModule,
                                   const bundle::KernelMetadata &kernel,
                                   const bundle::VariantMetadata &variant,
                                   const ResolvedTarget &target,
-                                  std::vector<bundle::Image> &images,
+                                  std::vector<CodeObject> &objects,
                                   std::string &dropped,
                                   llvm::raw_ostream &errs) {
   const std::string &name = kernel.signature.name;
@@ -675,10 +676,10 @@ std::optional<int> compileVariant(mlir::ModuleOp variantModule,
   std::string entry = target.backend->kernelNamedEntries()
                           ? name
                           : bundle::variantName(name, variant.index);
-  llvm::Expected<std::vector<CodeObject>> objects =
+  llvm::Expected<std::vector<CodeObject>> compiled =
       target.backend->compileImages(*copy, target.arch, entry);
-  if (!objects) {
-    llvm::Error error = objects.takeError();
+  if (!compiled) {
+    llvm::Error error = compiled.takeError();
     if (error.isA<ResourceLimitError>() && !reported) {
       dropped = llvm::toString(std::move(error));
       return std::nullopt;
@@ -693,24 +694,33 @@ std::optional<int> compileVariant(mlir::ModuleOp variantModule,
   }
   if (reported)
     return kExitUser;
-  for (CodeObject &object : *objects) {
-    bundle::Image image;
-    image.kernel = name;
-    image.variant = variant.index;
-    image.target = target.name;
-    image.triple = object.triple;
-    image.arch = object.arch;
-    image.entry = object.entry.empty() ? entry : object.entry;
-    image.imageKind = object.imageKind;
-    image.offloadKind = object.offloadKind;
-    image.resourcesJson = object.resourcesJson;
-    image.requiresJson = object.requiresJson;
-    image.assumesJson = object.assumesJson;
-    image.tensorMapsJson = object.tensorMapsJson;
-    image.bytes = std::move(object.bytes);
-    images.push_back(std::move(image));
-  }
+  for (CodeObject &object : *compiled)
+    if (object.entry.empty())
+      object.entry = entry;
+  objects = std::move(*compiled);
   return std::nullopt;
+}
+
+/// The bundle's image of `object`, one code object of `variant` of
+/// `kernel` for `target`.
+bundle::Image imageOf(const bundle::KernelMetadata &kernel,
+                      const bundle::VariantMetadata &variant,
+                      const ResolvedTarget &target, CodeObject object) {
+  bundle::Image image;
+  image.kernel = kernel.signature.name;
+  image.variant = variant.index;
+  image.target = target.name;
+  image.triple = std::move(object.triple);
+  image.arch = std::move(object.arch);
+  image.entry = std::move(object.entry);
+  image.imageKind = object.imageKind;
+  image.offloadKind = object.offloadKind;
+  image.resourcesJson = std::move(object.resourcesJson);
+  image.requiresJson = std::move(object.requiresJson);
+  image.assumesJson = std::move(object.assumesJson);
+  image.tensorMapsJson = std::move(object.tensorMapsJson);
+  image.bytes = std::move(object.bytes);
+  return image;
 }
 
 /// Compiles every variant of every kernel for every target and writes the
@@ -811,7 +821,8 @@ struct CompileJob {
   const bundle::VariantMetadata *variant = nullptr;
   const ResolvedTarget *target = nullptr;
   const std::string *ir = nullptr; ///< the variant module, as text
-  std::vector<bundle::Image> images;
+  uint64_t order = 0; ///< its place in the compile (CodeCache)
+  std::vector<CodeObject> objects;
   std::string dropped;
   std::optional<int> rc;
   std::string errors; ///< what compileVariant printed
@@ -820,7 +831,8 @@ struct CompileJob {
 
 /// Compiles a job in a context of its own (MLIR contexts are not shared
 /// between threads here: each worker parses the variant's text).
-void runCompileJob(CompileJob &job) {
+void runCompileJob(CompileJob &job, CodeCache &cache) {
+  CodeCacheScope scope(cache, job.order);
   mlir::MLIRContext ctx(mlir::MLIRContext::Threading::DISABLED);
   ctx.printOpOnDiagnostic(false);
   ctx.printStackTraceOnDiagnostic(false);
@@ -841,7 +853,7 @@ void runCompileJob(CompileJob &job) {
     return;
   }
   job.rc = compileVariant(*module, *job.kernel, *job.variant, *job.target,
-                          job.images, job.dropped, errs);
+                          job.objects, job.dropped, errs);
 }
 
 /// The number of compile workers: --jobs, else $KILN_JOBS, else one per
@@ -1092,9 +1104,11 @@ int emitBundle(
     variantCount += kernel.variants.size();
   bool parallel = workers > 1 && variantCount * targets.size() > 1 &&
                   !opts.planOnly;
-  // --plan-only (kiln run): the first job's images stand for every job
+  // --plan-only (kiln run): the first job's objects stand for every job
   // (kiln run plans for the host alone).
-  std::vector<bundle::Image> planImages;
+  std::vector<CodeObject> planObjects;
+  // Variants that make the same code for a target share one build.
+  CodeCache cache;
   assert((!opts.planOnly || targets.size() == 1) &&
          "a plan-only bundle has one target");
   texts.reserve(variantCount);
@@ -1116,21 +1130,19 @@ int emitBundle(
         job.variant = &variant;
         job.target = &target;
         job.ir = parallel ? &texts.back() : nullptr;
-        if (opts.planOnly && !planImages.empty()) {
-          job.images = planImages;
-          for (bundle::Image &image : job.images) {
-            image.kernel = kernel.signature.name;
-            image.variant = variant.index;
-          }
+        job.order = jobs.size();
+        if (opts.planOnly && !planObjects.empty()) {
+          job.objects = planObjects;
         } else if (!parallel) {
+          CodeCacheScope scope(cache, job.order);
           llvm::raw_string_ostream errs(job.errors);
           job.rc = compileVariant(variantModule, kernel, variant, target,
-                                  job.images, job.dropped, errs);
+                                  job.objects, job.dropped, errs);
           llvm::errs() << job.errors;
           if (job.rc)
             return *job.rc;
           if (opts.planOnly && job.dropped.empty())
-            planImages = job.images;
+            planObjects = job.objects;
         }
         jobs.push_back(std::move(job));
       }
@@ -1138,7 +1150,7 @@ int emitBundle(
   if (parallel) {
     llvm::DefaultThreadPool pool(llvm::hardware_concurrency(workers));
     for (CompileJob &job : jobs)
-      pool.async([&job] { runCompileJob(job); });
+      pool.async([&job, &cache] { runCompileJob(job, cache); });
     pool.wait();
     mlir::MLIRContext &ctx = *specialized.getContext();
     for (CompileJob &job : jobs) {
@@ -1166,10 +1178,16 @@ int emitBundle(
       continue;
     }
     kept.insert({kernel.signature.name, target.name});
+    // Each image of a shared build as the first job that made it built it
+    // (its entry's name included), whichever job got to it first.
+    for (const CodeObject &object : job.objects) {
+      CodeObject canonical = cache.canonicalObject(object);
+      canonical.assumesJson = object.assumesJson;
+      contents.images.push_back(
+          imageOf(kernel, variant, target, std::move(canonical)));
+    }
     if (target.name == kHostTarget && contents.hostCpu.empty())
-      contents.hostCpu = job.images.front().arch;
-    for (bundle::Image &image : job.images)
-      contents.images.push_back(std::move(image));
+      contents.hostCpu = contents.images.back().arch;
   }
   for (auto &[key, reason] : lastDropReason)
     if (!kept.count(key))
