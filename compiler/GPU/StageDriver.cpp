@@ -168,8 +168,10 @@ kiln::gpu::FastPathAssumptions kiln::gpu::addUsefulFastPathAssumptions(
   OwningOpRef<ModuleOp> full(cast<ModuleOp>(module->clone()));
   FastPathAssumptions all = addFastPathAssumptions(*full, target);
   StagedVariant kept;
-  std::string reference = all.params.empty() ? std::string()
-                                             : stage(*full, kept);
+  // (Tensor maps' range conditions may be all there is: every parameter
+  // promised.)
+  std::string reference = all.assumes.empty() ? std::string()
+                                              : stage(*full, kept);
   if (!reference.empty() && generic && reference == *generic) {
     // The full set changes nothing: no fast path.
     exclude = all.params;
@@ -207,6 +209,19 @@ kiln::gpu::compileWithFastPath(ModuleOp variant, llvm::StringRef arch,
   StagedVariant fastStaged;
   FastPathAssumptions fastPath = addUsefulFastPathAssumptions(
       *fast, arch, *target, &genericCode, &fastStaged);
+  if (!fastPath.assumes.empty() && !fastStaged.module) {
+    // The stage failed on the fast path: over a limit (more shared memory
+    // for its tensor copies, say), the generic image serves alone; any
+    // other failure is reported.
+    llvm::Expected<StagedVariant> failed =
+        runGPUStage(*fast, arch, (entry + "_a16").str(), names, nullptr);
+    if (!failed && !failed.errorIsA<ResourceLimitError>())
+      return failed.takeError();
+    if (!failed)
+      llvm::consumeError(failed.takeError());
+    else
+      fastStaged = std::move(*failed);
+  }
   llvm::Expected<std::vector<CodeObject>> images = compileOne(*generic, entry);
   if (!images || fastPath.assumes.empty() || !fastStaged.module)
     return images;

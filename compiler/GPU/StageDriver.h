@@ -92,7 +92,8 @@ lowerStagedVariant(StagedVariant &staged, llvm::StringRef entry,
 /// speed. Costs one GPU stage per assumed parameter, but none when the
 /// full set makes the per-thread code `generic` (when given) already: then
 /// no assumption is added. `staged`, when given, receives `module` through
-/// the GPU stage with the assumptions kept (or, with none, nothing).
+/// the GPU stage with the assumptions kept (nothing with none, or when the
+/// stage fails on the full set).
 FastPathAssumptions addUsefulFastPathAssumptions(
     mlir::ModuleOp module, llvm::StringRef arch, const GPUTarget &target,
     const std::string *generic = nullptr, StagedVariant *staged = nullptr);
