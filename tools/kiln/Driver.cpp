@@ -831,29 +831,51 @@ struct CompileJob {
 
 /// Compiles a job in a context of its own (MLIR contexts are not shared
 /// between threads here: each worker parses the variant's text).
-void runCompileJob(CompileJob &job, CodeCache &cache) {
-  CodeCacheScope scope(cache, job.order);
+/// A variant module as text, for a worker to parse in its own context.
+std::string workerText(mlir::ModuleOp variant) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  mlir::OpPrintingFlags flags;
+  flags.enableDebugInfo(true).printGenericOpForm();
+  variant->print(os, flags);
+  return text;
+}
+
+/// Runs `work` on the variant module parsed from `ir` in a context of its
+/// own, its diagnostics kept in `diagnostics`; false when the text does
+/// not parse back.
+bool inWorkerContext(const std::string &ir,
+                     std::vector<CollectedDiagnostic> &diagnostics,
+                     llvm::function_ref<void(mlir::ModuleOp)> work) {
   mlir::MLIRContext ctx(mlir::MLIRContext::Threading::DISABLED);
   ctx.printOpOnDiagnostic(false);
   ctx.printStackTraceOnDiagnostic(false);
   loadKilnDialects(ctx);
   mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &diag) {
-    job.diagnostics.push_back(collect(diag));
+    diagnostics.push_back(collect(diag));
     return mlir::success();
   });
   mlir::ParserConfig config(&ctx);
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(*job.ir, config);
+      mlir::parseSourceString<mlir::ModuleOp>(ir, config);
+  if (!module)
+    return false;
+  work(*module);
+  return true;
+}
+
+void runCompileJob(CompileJob &job, CodeCache &cache) {
+  CodeCacheScope scope(cache, job.order);
   llvm::raw_string_ostream errs(job.errors);
-  if (!module) {
+  if (!inWorkerContext(*job.ir, job.diagnostics, [&](mlir::ModuleOp module) {
+        job.rc = compileVariant(module, *job.kernel, *job.variant,
+                                *job.target, job.objects, job.dropped, errs);
+      })) {
     errs << "kiln: error: internal: variant " << job.variant->index
          << " of kernel '" << job.kernel->signature.name
          << "' does not parse back\n";
     job.rc = kExitEnv;
-    return;
   }
-  job.rc = compileVariant(*module, *job.kernel, *job.variant, *job.target,
-                          job.objects, job.dropped, errs);
 }
 
 /// The number of compile workers: --jobs, else $KILN_JOBS, else one per
@@ -1117,13 +1139,8 @@ int emitBundle(
       mlir::ModuleOp variantModule = bundle::lookupVariantModule(
           specialized, kernel.signature.name, variant.index);
       assert(variantModule && "metadata lists only variants it found");
-      if (parallel) {
-        texts.emplace_back();
-        llvm::raw_string_ostream os(texts.back());
-        mlir::OpPrintingFlags flags;
-        flags.enableDebugInfo(true).printGenericOpForm();
-        variantModule->print(os, flags);
-      }
+      if (parallel)
+        texts.push_back(workerText(variantModule));
       for (const ResolvedTarget &target : targets) {
         CompileJob job;
         job.kernel = &kernel;
@@ -1215,6 +1232,70 @@ std::string variantConfig(mlir::ModuleOp variant) {
   return text;
 }
 
+/// What --emit made of one variant.
+struct StageResult {
+  enum Status { Written, Dropped, Failed } status = Written;
+  std::string text;    ///< the stage (text stages: with its comment line)
+  std::string message; ///< what to print on stderr (notes, errors)
+  std::string dropped; ///< why it was dropped
+  int rc = 0;          ///< the exit code when Failed
+  std::vector<CollectedDiagnostic> diagnostics; ///< a worker's
+};
+
+/// The stage of one variant (its fast path with --fast-path); `several`:
+/// other variants are selected, so one over the target's limits is
+/// dropped with a note.
+StageResult emitVariantStage(const Options &opts, mlir::ModuleOp v,
+                             const ResolvedTarget &target, bool several) {
+  StageResult r;
+  std::string entry = v.getSymName() ? v.getSymName()->str() : "kernel";
+  std::string config = variantConfig(v);
+  auto fail = [&](int rc, const std::string &message) {
+    r.status = StageResult::Failed;
+    r.rc = rc;
+    r.message += message;
+    return std::move(r);
+  };
+  mlir::OwningOpRef<mlir::ModuleOp> fast;
+  if (opts.fastPath) {
+    fast = mlir::cast<mlir::ModuleOp>(v->clone());
+    if (!target.backend->makeFastPath(*fast, target.arch))
+      return fail(kExitUser,
+                  "kiln: error: " + entry + " (" + config +
+                      ") has no fast-path image for target '" + target.name +
+                      "': every argument carries its promise, or no "
+                      "assumption about one changes the code\n");
+    v = *fast;
+    entry += "_a16";
+  }
+  llvm::Expected<std::string> text =
+      target.backend->emitStage(v, target.arch, entry, opts.emit);
+  if (!text) {
+    llvm::Error error = text.takeError();
+    // As for bundles: with several variants, one over the target's limits
+    // is dropped with a note.
+    if (error.isA<ResourceLimitError>() && several) {
+      r.status = StageResult::Dropped;
+      r.dropped = llvm::toString(std::move(error));
+      r.message += "kiln: note: " + entry + " (" + config +
+                   ") dropped for target '" + target.name +
+                   "': " + r.dropped + "\n";
+      return r;
+    }
+    return fail(kExitUser, "kiln: error: --emit=" + opts.emit + " of " +
+                               entry + " for '" + target.name + "': " +
+                               llvm::toString(std::move(error)) + "\n");
+  }
+  if (target.backend->isBinaryStage(opts.emit)) {
+    r.text = std::move(*text);
+    return r;
+  }
+  std::string comment = opts.emit == "llvm" ? ";" : "//";
+  r.text = comment + " kernel " + entry + " (" + config + ") for " +
+           target.name + "\n" + *text + "\n";
+  return r;
+}
+
 /// --emit=STAGE: the backend's stage of every specialized variant (text),
 /// or of the one variant (binary).
 int emitStage(const Options &opts, mlir::ModuleOp specialized,
@@ -1233,47 +1314,67 @@ int emitStage(const Options &opts, mlir::ModuleOp specialized,
                      " variants are selected; pin one with --kernel and -D:" +
                      list);
   }
+  // Each variant's stage; with several workers each in a context of its
+  // own (as for bundles), reported in variant order.
+  std::vector<StageResult> results(variants.size());
+  unsigned workers = compileWorkers(opts);
+  if (workers > 1 && variants.size() > 1 && !binary) {
+    std::vector<std::string> texts;
+    for (mlir::ModuleOp v : variants)
+      texts.push_back(workerText(v));
+    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(workers));
+    for (size_t i = 0; i < variants.size(); ++i)
+      pool.async([&, i] {
+        StageResult &r = results[i];
+        if (!inWorkerContext(texts[i], r.diagnostics, [&](mlir::ModuleOp v) {
+              StageResult done = emitVariantStage(opts, v, target, true);
+              done.diagnostics = std::move(r.diagnostics);
+              r = std::move(done);
+            })) {
+          r.status = StageResult::Failed;
+          r.rc = kExitEnv;
+          r.message = "kiln: error: internal: variant module " +
+                      std::to_string(i) + " does not parse back\n";
+        }
+      });
+    pool.wait();
+  } else {
+    // Diagnostics are kept and reported with the notes, in the same
+    // order as with several workers.
+    for (size_t i = 0; i < variants.size(); ++i) {
+      std::vector<CollectedDiagnostic> diagnostics;
+      {
+        mlir::ScopedDiagnosticHandler handler(
+            specialized.getContext(), [&](mlir::Diagnostic &diag) {
+              diagnostics.push_back(collect(diag));
+              return mlir::success();
+            });
+        results[i] = emitVariantStage(opts, variants[i], target,
+                                      variants.size() > 1);
+      }
+      results[i].diagnostics = std::move(diagnostics);
+      if (results[i].status == StageResult::Failed)
+        break;
+    }
+  }
+  mlir::MLIRContext &ctx = *specialized.getContext();
   std::string out;
   size_t written = 0;
   std::string lastDrop;
-  for (mlir::ModuleOp v : variants) {
-    std::string entry = v.getSymName() ? v.getSymName()->str() : "kernel";
-    mlir::OwningOpRef<mlir::ModuleOp> fast;
-    if (opts.fastPath) {
-      fast = mlir::cast<mlir::ModuleOp>(v->clone());
-      if (!target.backend->makeFastPath(*fast, target.arch))
-        return userError(entry + " (" + variantConfig(v) +
-                         ") has no fast-path image for target '" +
-                         target.name + "': every argument carries its "
-                         "promise, or no assumption about one changes the "
-                         "code");
-      v = *fast;
-      entry += "_a16";
-    }
-    llvm::Expected<std::string> text =
-        target.backend->emitStage(v, target.arch, entry, opts.emit);
-    if (!text) {
-      llvm::Error error = text.takeError();
-      // As for bundles: with several variants, one over the target's
-      // limits is dropped with a note.
-      if (error.isA<ResourceLimitError>() && variants.size() > 1) {
-        lastDrop = llvm::toString(std::move(error));
-        llvm::errs() << "kiln: note: " << entry << " (" << variantConfig(v)
-                     << ") dropped for target '" << target.name
-                     << "': " << lastDrop << "\n";
-        continue;
-      }
-      llvm::errs() << "kiln: error: --emit=" << opts.emit << " of " << entry
-                   << " for '" << target.name
-                   << "': " << llvm::toString(std::move(error)) << "\n";
-      return kExitUser;
+  for (StageResult &r : results) {
+    for (const CollectedDiagnostic &d : r.diagnostics)
+      reemit(ctx, d);
+    llvm::errs() << r.message;
+    if (r.status == StageResult::Failed)
+      return r.rc;
+    if (r.status == StageResult::Dropped) {
+      lastDrop = r.dropped;
+      continue;
     }
     ++written;
     if (binary)
-      return writeBinaryOutput(opts, *text);
-    std::string comment = opts.emit == "llvm" ? ";" : "//";
-    out += comment + " kernel " + entry + " (" + variantConfig(v) + ") for " +
-           target.name + "\n" + *text + "\n";
+      return writeBinaryOutput(opts, r.text);
+    out += r.text;
   }
   if (!written)
     return userError("no variant fits target '" + target.name +
