@@ -53,22 +53,19 @@ public:
   llvm::Expected<kiln::CodeObject> compile(ModuleOp variant,
                                            llvm::StringRef arch,
                                            llvm::StringRef entry) override {
-    llvm::Expected<kiln::gpu::StagedVariant> staged =
-        lower(variant, arch, entry, true);
-    if (!staged)
-      return staged.takeError();
-    return compileStaged(*staged, arch, entry);
+    llvm::Expected<kiln::gpu::StagedVariant> lowered =
+        lower(variant, arch, entry, false);
+    if (!lowered)
+      return lowered.takeError();
+    return compileLowered(*lowered, arch, entry,
+                          variant->hasAttr("kiln.check_bounds"));
   }
 
-  /// The image of a variant after the GPU stage for the emulated arch.
+  /// The image of a variant for the emulated arch after the GPU stage and
+  /// the emulation passes; `checked`: compiled with --check-bounds.
   llvm::Expected<kiln::CodeObject>
-  compileStaged(kiln::gpu::StagedVariant &lowered, llvm::StringRef arch,
-                llvm::StringRef entry) {
-    bool checked = (*lowered.module)->hasAttr("kiln.check_bounds");
-    if (llvm::Error e = kiln::gpu::lowerStagedVariant(
-            lowered, entry, emulation().names(arch),
-            kiln::emu::addEmuLoweringPasses))
-      return std::move(e);
+  compileLowered(kiln::gpu::StagedVariant &lowered, llvm::StringRef arch,
+                 llvm::StringRef entry, bool checked) {
     llvm::LLVMContext llvmCtx;
     std::unique_ptr<llvm::Module> llvmModule =
         translateModuleToLLVMIR(*lowered.module, llvmCtx, entry);
@@ -127,14 +124,13 @@ public:
   llvm::Expected<std::vector<kiln::CodeObject>>
   compileImages(ModuleOp variant, llvm::StringRef arch,
                 llvm::StringRef entry) override {
-    emulation().loadDialects(*variant.getContext());
+    bool checked = variant->hasAttr("kiln.check_bounds");
     return kiln::gpu::compileWithFastPath(
-        variant, arch.drop_front(kPrefix.size()), entry,
-        emulation().names(arch),
-        [&](kiln::gpu::StagedVariant &staged, llvm::StringRef e)
+        variant, arch.drop_front(kPrefix.size()), entry, emulation(), arch,
+        [&](kiln::gpu::StagedVariant &lowered, llvm::StringRef e)
             -> llvm::Expected<std::vector<kiln::CodeObject>> {
           llvm::Expected<kiln::CodeObject> image =
-              compileStaged(staged, arch, e);
+              compileLowered(lowered, arch, e, checked);
           if (!image)
             return image.takeError();
           return std::vector<kiln::CodeObject>{std::move(*image)};
@@ -142,9 +138,8 @@ public:
   }
 
   bool makeFastPath(ModuleOp variant, llvm::StringRef arch) override {
-    emulation().loadDialects(*variant.getContext());
     return kiln::gpu::makeFastPath(variant, arch.drop_front(kPrefix.size()),
-                                   emulation().names(arch));
+                                   emulation(), arch);
   }
 
   std::vector<std::string> getStages() const override {

@@ -195,11 +195,23 @@ kiln::gpu::FastPathAssumptions kiln::gpu::addUsefulFastPathAssumptions(
 
 llvm::Expected<std::vector<kiln::CodeObject>>
 kiln::gpu::compileWithFastPath(ModuleOp variant, llvm::StringRef arch,
-                               llvm::StringRef entry, const StageNames &names,
+                               llvm::StringRef entry,
+                               const BackendLowering &lowering,
+                               llvm::StringRef targetName,
                                CompileOneFn compileOne) {
   const GPUTarget *target = lookupGPUTarget(arch);
   if (!target)
     return makeError("unknown GPU arch '" + arch + "'");
+  lowering.loadDialects(*variant.getContext());
+  StageNames names = lowering.names(targetName);
+  // A form after the stage through the backend's passes, then compiled.
+  auto lowerAndCompile = [&](StagedVariant &staged, llvm::StringRef e)
+      -> llvm::Expected<std::vector<CodeObject>> {
+    if (llvm::Error err =
+            lowerStagedVariant(staged, e, names, lowering.addPasses))
+      return std::move(err);
+    return compileOne(staged, e);
+  };
   llvm::Expected<StagedVariant> generic =
       runGPUStage(variant, arch, entry, names, nullptr);
   if (!generic)
@@ -222,11 +234,12 @@ kiln::gpu::compileWithFastPath(ModuleOp variant, llvm::StringRef arch,
     else
       fastStaged = std::move(*failed);
   }
-  llvm::Expected<std::vector<CodeObject>> images = compileOne(*generic, entry);
+  llvm::Expected<std::vector<CodeObject>> images =
+      lowerAndCompile(*generic, entry);
   if (!images || fastPath.assumes.empty() || !fastStaged.module)
     return images;
   llvm::Expected<std::vector<CodeObject>> fastImages =
-      compileOne(fastStaged, (entry + "_a16").str());
+      lowerAndCompile(fastStaged, (entry + "_a16").str());
   if (!fastImages)
     return fastImages.takeError();
   // Same code after all (the keys leave the entry's name out; they hold
@@ -247,12 +260,14 @@ kiln::gpu::compileWithFastPath(ModuleOp variant, llvm::StringRef arch,
 }
 
 bool kiln::gpu::makeFastPath(ModuleOp variant, llvm::StringRef arch,
-                             const StageNames &names) {
+                             const BackendLowering &lowering,
+                             llvm::StringRef targetName) {
   const GPUTarget *target = lookupGPUTarget(arch);
   if (!target)
     return false;
-  llvm::Expected<StagedVariant> generic =
-      runGPUStage(variant, arch, "kiln_fast_path", names, nullptr);
+  lowering.loadDialects(*variant.getContext());
+  llvm::Expected<StagedVariant> generic = runGPUStage(
+      variant, arch, "kiln_fast_path", lowering.names(targetName), nullptr);
   if (!generic) {
     llvm::consumeError(generic.takeError());
     return false;
@@ -265,8 +280,7 @@ bool kiln::gpu::makeFastPath(ModuleOp variant, llvm::StringRef arch,
 bool kiln::gpu::GPUBackend::makeFastPath(ModuleOp variant,
                                         llvm::StringRef arch) {
   registerTargets();
-  lowering().loadDialects(*variant.getContext());
-  return kiln::gpu::makeFastPath(variant, arch, lowering().names(arch));
+  return kiln::gpu::makeFastPath(variant, arch, lowering(), arch);
 }
 
 bool kiln::gpu::GPUBackend::handlesArch(llvm::StringRef arch) const {
@@ -294,15 +308,8 @@ llvm::Expected<std::vector<kiln::CodeObject>>
 kiln::gpu::GPUBackend::compileImages(ModuleOp variant, llvm::StringRef arch,
                                      llvm::StringRef entry) {
   registerTargets();
-  const BackendLowering &l = lowering();
-  l.loadDialects(*variant.getContext());
-  return compileWithFastPath(
-      variant, arch, entry, l.names(arch),
-      [&](StagedVariant &staged,
-          llvm::StringRef e) -> llvm::Expected<std::vector<CodeObject>> {
-        if (llvm::Error err =
-                lowerStagedVariant(staged, e, l.names(arch), l.addPasses))
-          return std::move(err);
-        return compileOne(staged, arch, e);
-      });
+  return compileWithFastPath(variant, arch, entry, lowering(), arch,
+                             [&](StagedVariant &lowered, llvm::StringRef e) {
+                               return compileOne(lowered, arch, e);
+                             });
 }

@@ -103,23 +103,24 @@ FastPathAssumptions addUsefulFastPathAssumptions(
 /// pointers, integers multiples of 16, bounded view strides) leave its
 /// per-thread code unchanged, those of its fast path (entry `entry_a16`),
 /// marked with the assumptions: what every GPU backend's compileImages
-/// does, with its own `compileOne` (which takes a variant after the GPU
-/// stage). Each form goes through the stage once (plus the trials of
+/// does, through its `lowering` (`target` names it in messages) and its
+/// own `compileOne` (which takes a variant in the LLVM dialect). Each form
+/// goes through the stage once (plus the trials of
 /// addUsefulFastPathAssumptions), and equal code keys (CodeCache.h) drop a
 /// fast path whose code came out the same after all.
 using CompileOneFn = llvm::function_ref<llvm::Expected<
     std::vector<CodeObject>>(StagedVariant &, llvm::StringRef)>;
 llvm::Expected<std::vector<CodeObject>>
 compileWithFastPath(mlir::ModuleOp variant, llvm::StringRef arch,
-                    llvm::StringRef entry, const StageNames &names,
-                    CompileOneFn compileOne);
+                    llvm::StringRef entry, const BackendLowering &lowering,
+                    llvm::StringRef target, CompileOneFn compileOne);
 
 /// Adds the fast path's useful assumptions for `arch` to `variant`
 /// (addUsefulFastPathAssumptions against its generic per-thread code);
 /// false when there are none (every argument promised, or no assumption
 /// changes the code).
 bool makeFastPath(mlir::ModuleOp variant, llvm::StringRef arch,
-                  const StageNames &names);
+                  const BackendLowering &lowering, llvm::StringRef target);
 
 /// The per-thread form of a variant after the GPU stage as text, its
 /// kernel named alike whatever `staged` names it and the kernels'

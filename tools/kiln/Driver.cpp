@@ -829,9 +829,8 @@ struct CompileJob {
   std::vector<CollectedDiagnostic> diagnostics;
 };
 
-/// Compiles a job in a context of its own (MLIR contexts are not shared
-/// between threads here: each worker parses the variant's text).
-/// A variant module as text, for a worker to parse in its own context.
+/// A variant module as text, for a worker to parse in its own context
+/// (MLIR contexts are not shared between threads here).
 std::string workerText(mlir::ModuleOp variant) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -864,6 +863,7 @@ bool inWorkerContext(const std::string &ir,
   return true;
 }
 
+/// Compiles a job in a context of its own.
 void runCompileJob(CompileJob &job, CodeCache &cache) {
   CodeCacheScope scope(cache, job.order);
   llvm::raw_string_ostream errs(job.errors);
