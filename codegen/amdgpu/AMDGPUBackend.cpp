@@ -17,6 +17,7 @@
 #include "compiler/Target/CodeCache.h"
 #include "compiler/Target/LLVMPipeline.h"
 #include "compiler/Target/TargetBackend.h"
+#include "compiler/Target/TimeReport.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -311,7 +312,7 @@ protected:
   translatedLLVM(ModuleOp module, llvm::TargetMachine &tm,
                  llvm::LLVMContext &llvmCtx, llvm::StringRef entry) const {
     std::unique_ptr<llvm::Module> llvmModule =
-        translateModuleToLLVMIR(module, llvmCtx, entry);
+        kiln::translateToLLVMIR(module, llvmCtx, entry);
     if (!llvmModule)
       return makeError("translation of '" + entry + "' to LLVM IR failed");
     llvmModule->setTargetTriple(tm.getTargetTriple());
@@ -338,6 +339,7 @@ protected:
     std::unique_ptr<llvm::Module> copy = llvm::CloneModule(module);
     std::string text;
     {
+      kiln::timing::Phase phase("LLVM code generation");
       llvm::raw_string_ostream os(text);
       llvm::buffer_ostream bos(os);
       llvm::legacy::PassManager codegen;

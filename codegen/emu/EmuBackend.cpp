@@ -19,6 +19,7 @@
 #include "compiler/GPU/StageUtils.h"
 #include "compiler/GPU/TargetDesc.h"
 #include "compiler/Target/CodeCache.h"
+#include "compiler/Target/LLVMPipeline.h"
 #include "compiler/Target/TargetBackend.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -68,7 +69,7 @@ public:
                  llvm::StringRef entry, bool checked) {
     llvm::LLVMContext llvmCtx;
     std::unique_ptr<llvm::Module> llvmModule =
-        translateModuleToLLVMIR(*lowered.module, llvmCtx, entry);
+        kiln::translateToLLVMIR(*lowered.module, llvmCtx, entry);
     if (!llvmModule)
       return makeError("translation of '" + entry + "' to LLVM IR failed");
     // A portable baseline, as host images; f16 conversions come from
@@ -162,7 +163,7 @@ public:
     }
     llvm::LLVMContext llvmCtx;
     std::unique_ptr<llvm::Module> llvmModule =
-        translateModuleToLLVMIR(*lowered->module, llvmCtx, entry);
+        kiln::translateToLLVMIR(*lowered->module, llvmCtx, entry);
     if (!llvmModule)
       return makeError("translation of '" + entry + "' to LLVM IR failed");
     llvmModule->print(os, nullptr);

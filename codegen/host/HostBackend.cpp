@@ -16,6 +16,7 @@
 #include "compiler/Target/CodeCache.h"
 #include "compiler/Target/LLVMPipeline.h"
 #include "compiler/Target/TargetBackend.h"
+#include "compiler/Target/TimeReport.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -137,6 +138,54 @@ std::string requiresJsonFor(const llvm::Triple &triple, llvm::StringRef cpu,
   return out;
 }
 
+/// The host lowering of `module` (a copy of the variant's, the entry
+/// named by the kernel's name and `suffix`), then its code object, built
+/// once per LLVM module (`salt`: what else decides it; `checked`: the
+/// checked mode).
+llvm::Expected<std::vector<kiln::CodeObject>>
+lowerAndBuild(ModuleOp module, llvm::StringRef entry, llvm::StringRef suffix,
+              llvm::StringRef arch, const std::string &salt, bool checked) {
+  MLIRContext *ctx = module.getContext();
+  {
+    kiln::timing::Phase phase("host lowering");
+    PassManager pm(ctx);
+    kiln::buildHostLoweringPipeline(pm, suffix.str());
+    kiln::timing::instrument(pm);
+    if (failed(pm.run(module)))
+      return makeError("host lowering of '" + entry + "' failed");
+  }
+
+  llvm::LLVMContext llvmCtx;
+  std::unique_ptr<llvm::Module> llvmModule =
+      kiln::translateToLLVMIR(module, llvmCtx, entry);
+  if (!llvmModule)
+    return makeError("translation of '" + entry + "' to LLVM IR failed");
+
+  return kiln::buildOnce(
+      kiln::codeKey(*llvmModule, entry, salt),
+      [&]() -> llvm::Expected<std::vector<kiln::CodeObject>> {
+        llvm::Expected<kiln::host::SharedObject> so =
+            kiln::host::emitSharedObject(*llvmModule, cpuFor(arch),
+                                         featuresFor(arch), entry,
+                                         llvm::OptimizationLevel::O2, {});
+        if (!so)
+          return so.takeError();
+        llvm::Triple triple(so->triple);
+        kiln::CodeObject obj;
+        obj.triple = so->triple;
+        obj.arch = cpuFor(arch);
+        obj.entry = entry.str();
+        obj.imageKind = 1;   // llvm::object::IMG_Object
+        obj.offloadKind = 0; // llvm::object::OFK_None
+        obj.bytes = std::move(so->bytes);
+        // The checked mode (--check-bounds) is recorded so that `kiln
+        // inspect` shows which images guard their accesses.
+        obj.resourcesJson = checked ? "{\"check_bounds\":true}" : "{}";
+        obj.requiresJson = requiresJsonFor(triple, so->cpu, so->features);
+        return std::vector<kiln::CodeObject>{std::move(obj)};
+      });
+}
+
 llvm::Expected<kiln::CodeObject>
 HostBackend::compile(ModuleOp variant, llvm::StringRef arch,
                      llvm::StringRef entry) {
@@ -163,44 +212,30 @@ HostBackend::compile(ModuleOp variant, llvm::StringRef arch,
     return makeError("entry '" + entry + "' must start with the kernel name '" +
                      kernelName + "'");
 
-  PassManager pm(ctx);
-  kiln::buildHostLoweringPipeline(pm, suffix);
-  if (failed(pm.run(*module)))
-    return makeError("host lowering of '" + entry + "' failed");
-
-  llvm::LLVMContext llvmCtx;
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(*module, llvmCtx, entry);
-  if (!llvmModule)
-    return makeError("translation of '" + entry + "' to LLVM IR failed");
-
-  // What decides the code object besides the module: the CPU and its
-  // features, the optimization level, the checked mode (its metadata).
+  // Host code ignores `warps` and `stages` (a CPU runs a program as one
+  // thread): variants that differ only there make the same code object,
+  // which the tile IR without them (and without the variant's index)
+  // already tells, before any lowering.
   bool checked = variant->hasAttr("kiln.check_bounds");
   std::string salt = "host;" + cpuFor(arch) + ";" + featuresFor(arch) +
                      ";O2;" + (checked ? "checked" : "unchecked");
+  std::string tileText;
+  {
+    kiln::timing::Phase phase("code key");
+    if (auto v = (*module)->getAttrOfType<DictionaryAttr>("kiln.variant")) {
+      NamedAttrList kept(v);
+      kept.erase("warps");
+      kept.erase("stages");
+      (*module)->setAttr("kiln.variant", kept.getDictionary(ctx));
+    }
+    (*module)->removeAttr("kiln.variant_index");
+    llvm::raw_string_ostream os(tileText);
+    module->print(os);
+  }
   llvm::Expected<std::vector<kiln::CodeObject>> objects = kiln::buildOnce(
-      kiln::codeKey(*llvmModule, entry, salt),
+      kiln::textKey(tileText, "tile;" + salt),
       [&]() -> llvm::Expected<std::vector<kiln::CodeObject>> {
-        llvm::Expected<kiln::host::SharedObject> so =
-            kiln::host::emitSharedObject(*llvmModule, cpuFor(arch),
-                                         featuresFor(arch), entry,
-                                         llvm::OptimizationLevel::O2, {});
-        if (!so)
-          return so.takeError();
-        llvm::Triple triple(so->triple);
-        kiln::CodeObject obj;
-        obj.triple = so->triple;
-        obj.arch = cpuFor(arch);
-        obj.entry = entry.str();
-        obj.imageKind = 1;   // llvm::object::IMG_Object
-        obj.offloadKind = 0; // llvm::object::OFK_None
-        obj.bytes = std::move(so->bytes);
-        // The checked mode (--check-bounds) is recorded so that `kiln
-        // inspect` shows which images guard their accesses.
-        obj.resourcesJson = checked ? "{\"check_bounds\":true}" : "{}";
-        obj.requiresJson = requiresJsonFor(triple, so->cpu, so->features);
-        return std::vector<kiln::CodeObject>{std::move(obj)};
+        return lowerAndBuild(*module, entry, suffix, arch, salt, checked);
       });
   if (!objects)
     return objects.takeError();

@@ -19,6 +19,7 @@
 #include "compiler/Target/CodeCache.h"
 #include "compiler/Target/LLVMPipeline.h"
 #include "compiler/Target/TargetBackend.h"
+#include "compiler/Target/TimeReport.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -268,7 +269,7 @@ protected:
   translatedLLVM(ModuleOp module, llvm::TargetMachine &tm,
                  llvm::LLVMContext &llvmCtx, llvm::StringRef entry) {
     std::unique_ptr<llvm::Module> llvmModule =
-        translateModuleToLLVMIR(module, llvmCtx, entry);
+        kiln::translateToLLVMIR(module, llvmCtx, entry);
     if (!llvmModule)
       return makeError("translation of '" + entry + "' to LLVM IR failed");
     llvmModule->setTargetTriple(tm.getTargetTriple());
@@ -331,6 +332,7 @@ protected:
                                            llvm::TargetMachine &tm) {
     std::string ptx;
     {
+      kiln::timing::Phase phase("LLVM code generation");
       llvm::raw_string_ostream os(ptx);
       llvm::buffer_ostream bos(os);
       llvm::legacy::PassManager codegen;
@@ -374,8 +376,14 @@ protected:
     std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.path.str(),
                                                   log.path.str()};
     std::string execError;
-    int rc = llvm::sys::ExecuteAndWait(ptxas, argv, std::nullopt, redirects, 0,
-                                       0, &execError);
+    std::optional<llvm::sys::ProcessStatistics> stats;
+    int rc;
+    {
+      kiln::timing::Phase phase("ptxas");
+      rc = llvm::sys::ExecuteAndWait(ptxas, argv, std::nullopt, redirects, 0,
+                                     0, &execError, nullptr, &stats);
+      kiln::timing::addChildProcess(stats);
+    }
     llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> text =
         llvm::MemoryBuffer::getFile(log.path);
     std::string output = text ? (*text)->getBuffer().str() : std::string();

@@ -7,6 +7,7 @@
 #include "compiler/GPU/StageUtils.h"
 #include "compiler/GPU/TargetDesc.h"
 #include "compiler/Target/TargetBackend.h"
+#include "compiler/Target/TimeReport.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -49,8 +50,10 @@ llvm::Expected<kiln::gpu::StagedVariant> kiln::gpu::runGPUStage(
         std::to_string(target.maxThreadsPerBlock));
 
   MLIRContext *ctx = variant.getContext();
+  timing::Phase phase(names.phase);
   PassManager stage(ctx);
   buildGPUStagePipeline(stage, arch);
+  timing::instrument(stage);
   if (failed(stage.run(*module)))
     return makeError(names.what + " lowering of '" + entry + "' for " +
                      names.target + " failed");
@@ -118,8 +121,10 @@ llvm::Error kiln::gpu::lowerStagedVariant(
   for (auto fn : staged.module->getOps<func::FuncOp>())
     if (fn->hasAttr("kiln.kernel"))
       fn.setSymName(entry);
+  timing::Phase phase("lowering to " + names.what);
   PassManager backend(staged.module->getContext());
   addPasses(backend);
+  timing::instrument(backend);
   if (failed(backend.run(*staged.module)))
     return makeError(names.what + " lowering of '" + entry + "' for " +
                      names.target + " failed");
@@ -129,6 +134,7 @@ llvm::Error kiln::gpu::lowerStagedVariant(
 std::string kiln::gpu::perThreadCode(const StagedVariant &staged) {
   // The kernel's name and argument attributes are left out for the print
   // and put back.
+  timing::Phase phase("GPU stage: per-thread text");
   ModuleOp module = *staged.module;
   std::vector<std::pair<func::FuncOp, std::pair<StringAttr, ArrayAttr>>> saved;
   for (auto fn : module.getOps<func::FuncOp>()) {
@@ -154,7 +160,8 @@ kiln::gpu::FastPathAssumptions kiln::gpu::addUsefulFastPathAssumptions(
   StageNames names{"fast-path", arch.str()};
   // `trial` through the stage, and its per-thread code ("" when the stage
   // fails).
-  auto stage = [&](ModuleOp trial, StagedVariant &out) {
+  auto stage = [&](ModuleOp trial, StagedVariant &out, const char *phase) {
+    names.phase = phase;
     llvm::Expected<StagedVariant> s =
         runGPUStage(trial, arch, "kiln_fast_path", names, nullptr);
     if (!s) {
@@ -171,20 +178,36 @@ kiln::gpu::FastPathAssumptions kiln::gpu::addUsefulFastPathAssumptions(
   // (Tensor maps' range conditions may be all there is: every parameter
   // promised.)
   std::string reference = all.assumes.empty() ? std::string()
-                                              : stage(*full, kept);
+                                              : stage(*full, kept,
+                                                      "GPU stage: fast path");
   if (!reference.empty() && generic && reference == *generic) {
     // The full set changes nothing: no fast path.
     exclude = all.params;
   } else if (!reference.empty()) {
-    for (const std::string &param : all.params) {
-      exclude.push_back(param);
+    // Trial `without` (parameters that get no assumption): true when it
+    // makes the reference's code (then its staged form is kept). A trial
+    // that assumes nothing at all is the generic form, which differs.
+    auto sameCode = [&](llvm::ArrayRef<std::string> without) {
       OwningOpRef<ModuleOp> trial(cast<ModuleOp>(module->clone()));
-      (void)addFastPathAssumptions(*trial, target, exclude);
+      if (addFastPathAssumptions(*trial, target, without).assumes.empty() &&
+          generic)
+        return false;
       StagedVariant tried;
-      if (stage(*trial, tried) != reference)
-        exclude.pop_back();
-      else
-        kept = std::move(tried);
+      if (stage(*trial, tried, "GPU stage: fast-path trials") != reference)
+        return false;
+      kept = std::move(tried);
+      return true;
+    };
+    // Most parameters' assumptions change nothing (an integer that only
+    // bounds a loop or a mask): one trial without any of them first.
+    if (all.params.size() > 1 && sameCode(all.params)) {
+      exclude = all.params;
+    } else {
+      for (const std::string &param : all.params) {
+        exclude.push_back(param);
+        if (!sameCode(exclude))
+          exclude.pop_back();
+      }
     }
   }
   FastPathAssumptions result = addFastPathAssumptions(module, target, exclude);

@@ -45,6 +45,8 @@ struct StagedVariant {
 /// ("NVIDIA", "emulated") and the target (`sm_90a`, `emu:sm_90a`).
 struct StageNames {
   std::string what, target;
+  /// The stage's phase in `kiln compile --time-report`.
+  const char *phase = "GPU stage";
 };
 
 /// A backend's lowering after the GPU stage: its name in failure

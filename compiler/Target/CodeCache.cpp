@@ -1,6 +1,7 @@
 //===- CodeCache.cpp - One build per distinct code in a compile -----------===//
 
 #include "compiler/Target/CodeCache.h"
+#include "compiler/Target/TimeReport.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/Module.h"
@@ -14,6 +15,7 @@ namespace kiln {
 
 std::string codeKey(const llvm::Module &module, llvm::StringRef entry,
                     llvm::StringRef salt) {
+  timing::Phase phase("code key");
   std::string text;
   {
     llvm::raw_string_ostream os(text);
@@ -32,6 +34,15 @@ std::string codeKey(const llvm::Module &module, llvm::StringRef entry,
     rest = rest.drop_front(pos + entry.size());
   }
   hasher.update(rest);
+  llvm::BLAKE3Result<> digest = hasher.final();
+  return llvm::toHex(digest, /*LowerCase=*/true);
+}
+
+std::string textKey(llvm::StringRef text, llvm::StringRef salt) {
+  llvm::BLAKE3 hasher;
+  hasher.update(salt);
+  hasher.update(llvm::StringRef("\0", 1));
+  hasher.update(text);
   llvm::BLAKE3Result<> digest = hasher.final();
   return llvm::toHex(digest, /*LowerCase=*/true);
 }

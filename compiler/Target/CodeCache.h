@@ -47,6 +47,11 @@ namespace kiln {
 std::string codeKey(const llvm::Module &module, llvm::StringRef entry,
                      llvm::StringRef salt);
 
+/// The key of a text that alone decides some code objects (with `salt`,
+/// as for codeKey): for a backend that can tell before lowering that two
+/// variants make the same code.
+std::string textKey(llvm::StringRef text, llvm::StringRef salt);
+
 /// The code objects built for each key, shared by the jobs (threads) of
 /// one `kiln compile`.
 class CodeCache {

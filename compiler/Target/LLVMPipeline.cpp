@@ -1,7 +1,9 @@
 //===- LLVMPipeline.cpp - LLVM's optimization pipeline for backends -------===//
 
 #include "compiler/Target/LLVMPipeline.h"
+#include "compiler/Target/TimeReport.h"
 
+#include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
@@ -17,8 +19,16 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Target/TargetMachine.h"
 
+std::unique_ptr<llvm::Module>
+kiln::translateToLLVMIR(mlir::Operation *module, llvm::LLVMContext &ctx,
+                        llvm::StringRef name) {
+  timing::Phase phase("LLVM translation");
+  return mlir::translateModuleToLLVMIR(module, ctx, name);
+}
+
 void kiln::optimizeLLVMModule(llvm::Module &module, llvm::TargetMachine &tm,
                               llvm::OptimizationLevel level) {
+  timing::Phase phase("LLVM optimization");
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -62,6 +72,7 @@ kiln::emitAndLinkShared(llvm::Module &module, llvm::TargetMachine &tm,
   if (auto ec = llvm::sys::fs::createTemporaryFile("kiln", "o", fd, object.path))
     return makeLinkError("cannot create a temporary file: " + ec.message());
   {
+    timing::Phase phase("LLVM code generation");
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     llvm::legacy::PassManager codegen;
     if (tm.addPassesToEmitFile(codegen, os, nullptr,
@@ -83,8 +94,14 @@ kiln::emitAndLinkShared(llvm::Module &module, llvm::TargetMachine &tm,
   for (const std::string &i : inputs)
     argv.push_back(i);
   std::string linkError;
-  int rc = llvm::sys::ExecuteAndWait(*linker, argv, std::nullopt, {}, 0, 0,
-                                     &linkError);
+  std::optional<llvm::sys::ProcessStatistics> stats;
+  int rc;
+  {
+    timing::Phase phase("ld.lld");
+    rc = llvm::sys::ExecuteAndWait(*linker, argv, std::nullopt, {}, 0, 0,
+                                   &linkError, nullptr, &stats);
+    timing::addChildProcess(stats);
+  }
   if (rc != 0)
     return makeLinkError("linking '" + what + "' with " + *linker +
                          " failed" +

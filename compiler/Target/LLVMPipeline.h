@@ -17,11 +17,23 @@
 #include <string>
 
 namespace llvm {
+class LLVMContext;
 class Module;
 class TargetMachine;
 } // namespace llvm
 
+namespace mlir {
+class Operation;
+} // namespace mlir
+
 namespace kiln {
+
+/// `module` (in the LLVM dialect, with its dialects' translations
+/// registered) as LLVM IR in `ctx`, named `name`; null when translation
+/// fails (the diagnostics went to the module's context).
+std::unique_ptr<llvm::Module> translateToLLVMIR(mlir::Operation *module,
+                                                llvm::LLVMContext &ctx,
+                                                llvm::StringRef name);
 
 /// Runs LLVM's default per-module pipeline at `level`, with the analyses
 /// of `tm` (target transform info, data layout).

@@ -22,6 +22,7 @@
 #include "compiler/GPU/TargetDesc.h"
 #include "compiler/Target/CodeCache.h"
 #include "compiler/Target/TargetBackend.h"
+#include "compiler/Target/TimeReport.h"
 #include "compiler/Transforms/Passes.h"
 #include "dsl/ASTPrinter.h"
 #include "dsl/Diagnostics.h"
@@ -47,6 +48,8 @@
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+
+#include <chrono>
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -151,6 +154,9 @@ const char *const kCompileOptions = R"(COMPILE OPTIONS:
                         its const params and op counts per dialect
   -j N, --jobs N        compile variants on N workers (default: $KILN_JOBS,
                         else one per core); the bundle is the same for any N
+  --time-report         after the compile, print on stderr the CPU time of
+                        each phase (front end, GPU stage, LLVM, ptxas, ...)
+                        summed over the workers, and the slowest passes
   -D NAME=VALUE         pin a const param (or warps, stages) to one value
   --kernel NAME         only this kernel (repeatable)
   -o FILE               write the output to FILE instead of stdout
@@ -266,6 +272,8 @@ struct Options {
   bool fastPath = false;
   /// --namespace NS: the launchers' C++ namespace (empty: the file's stem).
   std::string launcherNamespace;
+  /// --time-report: print where the compile's time went.
+  bool timeReport = false;
 };
 
 /// A requested target and the backend that compiles it.
@@ -356,6 +364,8 @@ std::optional<int> parseCompileArgs(llvm::ArrayRef<const char *> args,
     };
     if (a == "--list-variants") {
       opts.listVariants = true;
+    } else if (a == "--time-report") {
+      opts.timeReport = true;
     } else if (a == "--summary") {
       opts.summary = true;
     } else if (isLong("--emit")) {
@@ -654,6 +664,7 @@ std::optional<int> compileVariant(mlir::ModuleOp variantModule,
                                   std::vector<CodeObject> &objects,
                                   std::string &dropped,
                                   llvm::raw_ostream &errs) {
+  kiln::timing::Phase phase("backend (other)");
   const std::string &name = kernel.signature.name;
   std::string values;
   for (auto &[param, value] : variant.constValues)
@@ -846,6 +857,7 @@ std::string workerText(mlir::ModuleOp variant) {
 bool inWorkerContext(const std::string &ir,
                      std::vector<CollectedDiagnostic> &diagnostics,
                      llvm::function_ref<void(mlir::ModuleOp)> work) {
+  kiln::timing::Phase phase("worker: read the variant");
   mlir::MLIRContext ctx(mlir::MLIRContext::Threading::DISABLED);
   ctx.printOpOnDiagnostic(false);
   ctx.printStackTraceOnDiagnostic(false);
@@ -1211,6 +1223,7 @@ int emitBundle(
       return userError("kernel '" + key.first + "' has no variant that fits "
                        "target '" + key.second + "': every one " + reason);
   contents.kernels = std::move(*metadata);
+  kiln::timing::Phase writing("bundle write");
   llvm::Expected<std::string> bytes = bundle::writeBundle(contents);
   if (!bytes)
     return userError("internal: " + llvm::toString(bytes.takeError()));
@@ -1247,6 +1260,7 @@ struct StageResult {
 /// dropped with a note.
 StageResult emitVariantStage(const Options &opts, mlir::ModuleOp v,
                              const ResolvedTarget &target, bool several) {
+  kiln::timing::Phase phase("backend (other)");
   StageResult r;
   std::string entry = v.getSymName() ? v.getSymName()->str() : "kernel";
   std::string config = variantConfig(v);
@@ -1583,6 +1597,7 @@ int runCompile(const Options &opts) {
       stage) {
     mlir::PassManager pm(&ctx);
     buildTilePipeline(pm);
+    kiln::timing::instrument(pm);
     if (mlir::failed(pm.run(*mod)))
       return kExitUser;
   }
@@ -1864,7 +1879,20 @@ int kiln::runDriver(llvm::ArrayRef<const char *> args) {
     Options opts;
     if (auto rc = parseCompileArgs(args.drop_front(), opts))
       return *rc;
-    return runCompile(opts);
+    if (!opts.timeReport)
+      return runCompile(opts);
+    kiln::timing::enable();
+    auto start = std::chrono::steady_clock::now();
+    int rc;
+    {
+      kiln::timing::Phase phase("front end");
+      rc = runCompile(opts);
+    }
+    kiln::timing::print(llvm::errs(),
+                  std::chrono::duration<double>(
+                      std::chrono::steady_clock::now() - start)
+                      .count());
+    return rc;
   }
   if (cmd == "inspect")
     return runInspect(args.drop_front());
