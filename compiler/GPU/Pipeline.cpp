@@ -28,6 +28,11 @@
 // iteration i - 1 read) is placed by tile-gpu-insert-barriers, which knows
 // that a copy's bytes land at the wait.
 //
+// Targets without asynchronous copies (AMD): the loads run one iteration
+// ahead into registers instead, their tiles carried by the loop
+// (rewriteRegisters), when the loop's tiles fit in half of a thread's
+// registers (fitsRegisters).
+//
 // Tensor copies (targets with TMA; docs/codegen-gpu.md, "Tensor copies").
 // A `kiln_gpu.tensor_box_load` the loop pipelines is copied by one thread
 // with its tensor map instead: each slot has a transaction barrier
@@ -153,7 +158,12 @@ public:
     collectLoads();
     if (loads.empty() || !collectSlice())
       return false;
-    rewrite();
+    if (registers && !fitsRegisters())
+      return false;
+    if (registers)
+      rewriteRegisters();
+    else
+      rewrite();
     return true;
   }
 
@@ -161,8 +171,7 @@ private:
   /// The loads of the body that feed a dot and can be copied
   /// asynchronously (by the threads, or with a tensor map).
   void collectLoads() {
-    if (!c.target->hasAsyncCopy)
-      return;
+    registers = !c.target->hasAsyncCopy;
     for (Operation &op : *loop.getBody()) {
       if (!isa<kiln::LoadOp, TensorBoxLoadOp>(op))
         continue;
@@ -170,6 +179,15 @@ private:
       auto ptrType = dyn_cast<RankedTensorType>(parts.ptr.getType());
       if (!ptrType || !getLayout(ptrType) || !feedsDot(&op))
         continue;
+      if (registers) {
+        // No asynchronous copies: the next iteration's tile is loaded
+        // into registers ahead (any `other`: a load fills it itself).
+        if (isa<kiln::LoadOp>(op)) {
+          loads.push_back(&op);
+          plans.push_back(std::nullopt);
+        }
+        continue;
+      }
       if (parts.other && !isZeroTile(parts.other))
         continue; // masked-off elements must read zero, as copies write
       Type elem = getPointeeType(ptrType);
@@ -228,6 +246,8 @@ private:
       work.push_back(parts.ptr);
       if (parts.mask)
         work.push_back(parts.mask);
+      if (registers && parts.other)
+        work.push_back(parts.other); // the load ahead takes it too
     }
     llvm::SetVector<Operation *> ops;
     while (!work.empty()) {
@@ -313,11 +333,13 @@ private:
   }
 
   /// Clones the slice for iteration `iv` (carried values from `carriedIn`,
-  /// indexed like the loop's iter args) and starts its copies into `slot`;
-  /// returns the carried values for the next iteration.
+  /// indexed like the loop's iter args) and starts its copies into `slot`
+  /// (in registers mode: its loads, whose tiles go to `loaded`); returns
+  /// the carried values for the next iteration.
   DenseMap<unsigned, Value> issue(OpBuilder &b, Value iv, Value runs,
                                   const DenseMap<unsigned, Value> &carriedIn,
-                                  Value slot) {
+                                  Value slot,
+                                  SmallVector<Value> *loaded = nullptr) {
     Block *body = loop.getBody();
     IRMapping map;
     map.map(loop.getInductionVar(), iv);
@@ -339,9 +361,17 @@ private:
       if (parts.mask)
         mask = arith::AndIOp::create(b, loc, map.lookupOrDefault(parts.mask),
                                      mask);
+      if (registers) {
+        Value other = parts.other ? map.lookupOrDefault(parts.other) : Value();
+        auto ahead = kiln::LoadOp::create(b, loc, ptr, mask, other);
+        for (NamedAttribute a : load->getDiscardableAttrs())
+          ahead->setAttr(a.getName(), a.getValue());
+        loaded->push_back(ahead.getResult());
+        continue;
+      }
       AsyncCopyTileOp::create(b, loc, buffers[i], slot, ptr, mask);
     }
-    if (hasThreadCopies())
+    if (hasThreadCopies() && !registers)
       AsyncCommitOp::create(b, loop.getLoc());
     auto yield = cast<scf::YieldOp>(body->getTerminator());
     DenseMap<unsigned, Value> out;
@@ -538,6 +568,98 @@ private:
     }
   }
 
+  /// Registers mode: whether the loop's tiles — those it carries, those
+  /// it uses from before it, and each loaded tile twice (this iteration's
+  /// and the next one's) — fit in half of a thread's vector registers
+  /// (256 at most), leaving the other half to the body's temporaries.
+  /// Large tiles prefetched anyway spill (attention with 128-wide heads
+  /// and 128-row blocks) or keep more registers across the loop than the
+  /// target has (the variant is then dropped).
+  bool fitsRegisters() {
+    auto regs = [](Type t) -> int64_t {
+      auto tile = dyn_cast<RankedTensorType>(t);
+      if (!tile || !getLayout(tile))
+        return 0;
+      int64_t elems = getLinearLayout(tile).getInDimSize(dims::kRegister);
+      Type e = tile.getElementType();
+      int64_t bits = isa<kiln::PointerType>(e) ? 64
+                     : e.isIntOrFloat()         ? e.getIntOrFloatBitWidth()
+                                                : 32;
+      return (elems * bits + 31) / 32;
+    };
+    int64_t live = 0;
+    for (Value arg : loop.getRegionIterArgs())
+      live += regs(arg.getType());
+    llvm::SetVector<Value> outside;
+    loop.getBody()->walk([&](Operation *op) {
+      for (Value v : op->getOperands())
+        if (!loop->isAncestor(v.getParentRegion()->getParentOp()))
+          outside.insert(v);
+    });
+    for (Value v : outside)
+      live += regs(v.getType());
+    for (Operation *load : loads)
+      live += 2 * regs(load->getResult(0).getType());
+    return live <= std::min<int64_t>(c.target->maxRegistersPerThread, 256) / 2;
+  }
+
+  /// Registers mode (targets without asynchronous copies): the loads run
+  /// one iteration ahead, their tiles carried by the loop,
+  ///
+  ///   x' = x;  t = load(pa(lb, x')) masked by lb < ub;  x' = next(x')
+  ///   for i (x = x', t) {
+  ///     t' = load(pa(i + step, x)) masked by i + step < ub;  x = next(x)
+  ///     ...dot(t..)
+  ///     yield t'
+  ///   }
+  ///
+  /// so that the next tile's loads are in flight while this one's products
+  /// run. (One iteration ahead whatever `stages` says: each tile ahead
+  /// costs its registers.)
+  void rewriteRegisters() {
+    Location loc = loop.getLoc();
+    OpBuilder b(loop);
+    DenseMap<unsigned, Value> carriedValues;
+    for (unsigned idx : carried)
+      carriedValues[idx] = loop.getInitArgs()[idx];
+    auto [iv0, runs0] = iterationAhead(b, loc, loop.getLowerBound(), 0);
+    SmallVector<Value> first;
+    carriedValues = issue(b, iv0, runs0, carriedValues, Value(), &first);
+    IRRewriter rewriter(b);
+    rewriter.setInsertionPoint(loop);
+    unsigned numIter = loop.getNumRegionIterArgs();
+    FailureOr<LoopLikeOpInterface> replaced = loop.replaceWithAdditionalYields(
+        rewriter, first, /*replaceInitOperandUsesInLoop=*/false,
+        [&](OpBuilder &, Location, ArrayRef<BlockArgument> args) {
+          return SmallVector<Value>(args.begin(), args.end());
+        });
+    assert(succeeded(replaced) && "scf.for takes more iter args");
+    loop = cast<scf::ForOp>(replaced->getOperation());
+    for (unsigned idx : carried)
+      loop.getInitArgsMutable()[idx].set(carriedValues[idx]);
+    Block *body = loop.getBody();
+    b.setInsertionPointToStart(body);
+    auto [iv, runs] = iterationAhead(b, loc, loop.getInductionVar(), 1);
+    DenseMap<unsigned, Value> identity;
+    for (unsigned idx : carried)
+      identity[idx] = body->getArgument(idx + 1);
+    SmallVector<Value> next;
+    DenseMap<unsigned, Value> advanced =
+        issue(b, iv, runs, identity, Value(), &next);
+    auto yield = cast<scf::YieldOp>(body->getTerminator());
+    for (auto [idx, v] : advanced)
+      yield->setOperand(idx, v);
+    for (auto [i, load] : llvm::enumerate(loads)) {
+      yield->setOperand(numIter + i, next[i]);
+      load->getResult(0).replaceAllUsesWith(body->getArgument(numIter + 1 + i));
+      load->erase();
+    }
+    // The original address computation is dead now.
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
+      if (&op != yield && op.use_empty() && isMemoryEffectFree(&op))
+        op.erase();
+  }
+
   /// A load whose only use goes through reshapes, then at most one
   /// transposition (and a layout conversion), into anything else —
   /// attention's K^T and V, whose last op already has the dot operand's
@@ -603,6 +725,8 @@ private:
   scf::ForOp loop;
   int32_t stages;
   const threads::Context &c;
+  /// No asynchronous copies on the target: loads run ahead into registers.
+  bool registers = false;
   SmallVector<Operation *> loads;
   /// Per load: how tensor copies write it, or nullopt for the threads'
   /// asynchronous copies.
