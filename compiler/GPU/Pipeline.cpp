@@ -158,12 +158,12 @@ public:
     collectLoads();
     if (loads.empty() || !collectSlice())
       return false;
-    if (registers && !fitsRegisters())
-      return false;
-    if (registers)
+    if (!registers)
+      rewrite();
+    else if (fitsRegisters())
       rewriteRegisters();
     else
-      rewrite();
+      return false;
     return true;
   }
 
@@ -332,6 +332,43 @@ private:
     return {next, runs};
   }
 
+  /// The carried values the slice advances, as the loop starts them.
+  DenseMap<unsigned, Value> carriedInits() {
+    DenseMap<unsigned, Value> out;
+    for (unsigned idx : carried)
+      out[idx] = loop.getInitArgs()[idx];
+    return out;
+  }
+
+  /// The carried values the slice advances, as the loop's body sees them.
+  DenseMap<unsigned, Value> carriedArgs() {
+    DenseMap<unsigned, Value> out;
+    for (unsigned idx : carried)
+      out[idx] = loop.getBody()->getArgument(idx + 1);
+    return out;
+  }
+
+  /// The loop carries those values ahead: they start at `init`, and each
+  /// iteration yields `next`.
+  void carryAhead(const DenseMap<unsigned, Value> &init,
+                  const DenseMap<unsigned, Value> &next) {
+    auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+    for (unsigned idx : carried) {
+      loop.getInitArgsMutable()[idx].set(init.lookup(idx));
+      yield->setOperand(idx, next.lookup(idx));
+    }
+  }
+
+  /// Erases the body's side-effect-free ops left without uses (the
+  /// original address computation of the loads the pass replaced).
+  void eraseDeadOps() {
+    Block *body = loop.getBody();
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
+      if (&op != body->getTerminator() && op.use_empty() &&
+          isMemoryEffectFree(&op))
+        op.erase();
+  }
+
   /// Clones the slice for iteration `iv` (carried values from `carriedIn`,
   /// indexed like the loop's iter args) and starts its copies into `slot`
   /// (in registers mode: its loads, whose tiles go to `loaded`); returns
@@ -442,9 +479,7 @@ private:
                                ib.getI32IntegerAttr(tensorCopies));
     }
     // Prologue: iterations 0 .. d - 1 into slots 0 .. d - 1.
-    DenseMap<unsigned, Value> carriedValues;
-    for (unsigned idx : carried)
-      carriedValues[idx] = loop.getInitArgs()[idx];
+    DenseMap<unsigned, Value> carriedValues = carriedInits();
     for (int32_t p = 0; p < d; ++p) {
       auto [iv, runs] = iterationAhead(b, loc, loop.getLowerBound(), p);
       carriedValues =
@@ -488,8 +523,6 @@ private:
         });
     assert(succeeded(replaced) && "scf.for takes more iter args");
     loop = cast<scf::ForOp>(replaced->getOperation());
-    for (unsigned idx : carried)
-      loop.getInitArgsMutable()[idx].set(carriedValues[idx]);
     Block *body = loop.getBody();
     Value readSlot = body->getArgument(numIter + 1);
     Value writeSlot = body->getArgument(numIter + 2);
@@ -518,13 +551,7 @@ private:
         b.setInsertionPoint(body->getTerminator());
     }
     auto [iv, runs] = iterationAhead(b, loc, loop.getInductionVar(), d);
-    DenseMap<unsigned, Value> identity;
-    for (unsigned idx : carried)
-      identity[idx] = body->getArgument(idx + 1);
-    DenseMap<unsigned, Value> next = issue(b, iv, runs, identity, writeSlot);
-    auto yield = cast<scf::YieldOp>(body->getTerminator());
-    for (auto [idx, v] : next)
-      yield->setOperand(idx, v);
+    carryAhead(carriedValues, issue(b, iv, runs, carriedArgs(), writeSlot));
     for (auto [load, buffer] : llvm::zip(loads, buffers)) {
       Value own;
       Type loadType = load->getResult(0).getType();
@@ -550,10 +577,7 @@ private:
       }
       load->erase();
     }
-    // The original address computation is dead now.
-    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
-      if (&op != yield && op.use_empty() && isMemoryEffectFree(&op))
-        op.erase();
+    eraseDeadOps();
 
     b.setInsertionPointAfter(loop);
     if (hasThreadCopies())
@@ -619,12 +643,10 @@ private:
   void rewriteRegisters() {
     Location loc = loop.getLoc();
     OpBuilder b(loop);
-    DenseMap<unsigned, Value> carriedValues;
-    for (unsigned idx : carried)
-      carriedValues[idx] = loop.getInitArgs()[idx];
     auto [iv0, runs0] = iterationAhead(b, loc, loop.getLowerBound(), 0);
     SmallVector<Value> first;
-    carriedValues = issue(b, iv0, runs0, carriedValues, Value(), &first);
+    DenseMap<unsigned, Value> carriedValues =
+        issue(b, iv0, runs0, carriedInits(), Value(), &first);
     IRRewriter rewriter(b);
     rewriter.setInsertionPoint(loop);
     unsigned numIter = loop.getNumRegionIterArgs();
@@ -635,29 +657,19 @@ private:
         });
     assert(succeeded(replaced) && "scf.for takes more iter args");
     loop = cast<scf::ForOp>(replaced->getOperation());
-    for (unsigned idx : carried)
-      loop.getInitArgsMutable()[idx].set(carriedValues[idx]);
     Block *body = loop.getBody();
     b.setInsertionPointToStart(body);
     auto [iv, runs] = iterationAhead(b, loc, loop.getInductionVar(), 1);
-    DenseMap<unsigned, Value> identity;
-    for (unsigned idx : carried)
-      identity[idx] = body->getArgument(idx + 1);
     SmallVector<Value> next;
-    DenseMap<unsigned, Value> advanced =
-        issue(b, iv, runs, identity, Value(), &next);
+    carryAhead(carriedValues,
+               issue(b, iv, runs, carriedArgs(), Value(), &next));
     auto yield = cast<scf::YieldOp>(body->getTerminator());
-    for (auto [idx, v] : advanced)
-      yield->setOperand(idx, v);
     for (auto [i, load] : llvm::enumerate(loads)) {
       yield->setOperand(numIter + i, next[i]);
       load->getResult(0).replaceAllUsesWith(body->getArgument(numIter + 1 + i));
       load->erase();
     }
-    // The original address computation is dead now.
-    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
-      if (&op != yield && op.use_empty() && isMemoryEffectFree(&op))
-        op.erase();
+    eraseDeadOps();
   }
 
   /// A load whose only use goes through reshapes, then at most one

@@ -13,6 +13,24 @@
 
 namespace kiln {
 
+namespace {
+
+/// A key's hash, started with its salt (a NUL ends it: no IR text holds
+/// one).
+llvm::BLAKE3 saltedHasher(llvm::StringRef salt) {
+  llvm::BLAKE3 hasher;
+  hasher.update(salt);
+  hasher.update(llvm::StringRef("\0", 1));
+  return hasher;
+}
+
+std::string hexDigest(llvm::BLAKE3 &hasher) {
+  llvm::BLAKE3Result<> digest = hasher.final();
+  return llvm::toHex(digest, /*LowerCase=*/true);
+}
+
+} // namespace
+
 std::string codeKey(const llvm::Module &module, llvm::StringRef entry,
                     llvm::StringRef salt) {
   timing::Phase phase("code key");
@@ -21,11 +39,9 @@ std::string codeKey(const llvm::Module &module, llvm::StringRef entry,
     llvm::raw_string_ostream os(text);
     module.print(os, nullptr);
   }
-  llvm::BLAKE3 hasher;
-  hasher.update(salt);
-  hasher.update(llvm::StringRef("\0", 1));
+  llvm::BLAKE3 hasher = saltedHasher(salt);
   // The text with the entry's name left out: hashed piecewise between its
-  // occurrences (a NUL stands for each, as no IR text holds one).
+  // occurrences (a NUL stands for each).
   llvm::StringRef rest(text);
   for (size_t pos; !entry.empty() && (pos = rest.find(entry)) !=
                                          llvm::StringRef::npos;) {
@@ -34,17 +50,13 @@ std::string codeKey(const llvm::Module &module, llvm::StringRef entry,
     rest = rest.drop_front(pos + entry.size());
   }
   hasher.update(rest);
-  llvm::BLAKE3Result<> digest = hasher.final();
-  return llvm::toHex(digest, /*LowerCase=*/true);
+  return hexDigest(hasher);
 }
 
 std::string textKey(llvm::StringRef text, llvm::StringRef salt) {
-  llvm::BLAKE3 hasher;
-  hasher.update(salt);
-  hasher.update(llvm::StringRef("\0", 1));
+  llvm::BLAKE3 hasher = saltedHasher(salt);
   hasher.update(text);
-  llvm::BLAKE3Result<> digest = hasher.final();
-  return llvm::toHex(digest, /*LowerCase=*/true);
+  return hexDigest(hasher);
 }
 
 /// One key's build: the job that does it, and its objects once done.

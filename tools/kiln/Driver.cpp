@@ -48,8 +48,6 @@
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
-
-#include <chrono>
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -60,6 +58,7 @@
 #include <nlohmann/json.hpp>
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <map>
 #include <set>
 #include <optional>
@@ -1888,10 +1887,9 @@ int kiln::runDriver(llvm::ArrayRef<const char *> args) {
       kiln::timing::Phase phase("front end");
       rc = runCompile(opts);
     }
-    kiln::timing::print(llvm::errs(),
-                  std::chrono::duration<double>(
-                      std::chrono::steady_clock::now() - start)
-                      .count());
+    std::chrono::duration<double> wall =
+        std::chrono::steady_clock::now() - start;
+    kiln::timing::print(llvm::errs(), wall.count());
     return rc;
   }
   if (cmd == "inspect")
