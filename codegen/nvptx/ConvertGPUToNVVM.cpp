@@ -36,6 +36,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -332,7 +333,17 @@ FailureOr<Value> lowerWarpgroupMma(OpBuilder &b, Location loc,
     return op.emitOpError("has no wgmma form for ") << t;
   if (!chained || op.getA())
     inlinePtx(b, loc, "wgmma.fence.sync.aligned;");
-  SmallVector<Value> c = elementsOf(b, loc, op.getC());
+  // A product that starts from zero (the first step of a fresh `dot`) reads
+  // no accumulator: scale-d 0 and undefined inputs, so no register is zeroed
+  // first. Zeroing them with moves while an earlier chain is in flight made
+  // ptxas insert a warpgroup.wait there (C7517), serializing the chains.
+  bool fromZero = matchPattern(op.getC(), m_AnyZeroFloat());
+  auto cType = cast<VectorType>(op.getC().getType());
+  SmallVector<Value> c =
+      fromZero ? SmallVector<Value>(cType.getNumElements(),
+                                    LLVM::PoisonOp::create(
+                                        b, loc, cType.getElementType()))
+               : elementsOf(b, loc, op.getC());
   size_t n = c.size();
   SmallVector<Value> inputs;
   SmallVector<StringRef> kinds;
@@ -359,21 +370,20 @@ FailureOr<Value> lowerWarpgroupMma(OpBuilder &b, Location loc,
   for (size_t i = 0; i < n; ++i)
     dText += (i ? ", $" : "{$") + std::to_string(i);
   dText += "}";
-  // scale-d is a predicate: 1, accumulate. imm-scale-a/b 1; the
+  // scale-d is a predicate: 1, accumulate; 0, D = A B. imm-scale-a/b 1; the
   // transpositions (the register form has none for A).
   std::string imms = op.getA() ? llvm::formatv("1, 1, {0}", op.getBTranspose() ? 1 : 0).str()
                                : llvm::formatv("1, 1, {0}, {1}",
                                                op.getATranspose() ? 1 : 0,
                                                op.getBTranspose() ? 1 : 0).str();
   std::string text = llvm::formatv(
-      "{{ .reg .pred p; setp.ne.b32 p, 1, 0; "
+      "{{ .reg .pred p; setp.ne.b32 p, {6}, 0; "
       "wgmma.mma_async.sync.aligned.m64n{0}k16.f32.{1}.{1} {2}, {3}, {4}, p, "
       "{5}; }",
-      instr->n, t, dText, aText, bText, imms);
+      instr->n, t, dText, aText, bText, imms, fromZero ? 0 : 1);
   SmallVector<Value> d = asmInPlace(b, loc, text, c, inputs, kinds);
   requirePtx(op->getParentOfType<ModuleOp>(), 80);
-  return Value(vector::FromElementsOp::create(
-      b, loc, cast<VectorType>(op.getC().getType()), d));
+  return Value(vector::FromElementsOp::create(b, loc, cType, d));
 }
 
 /// kiln_gpu.warpgroup_wait -> wgmma.commit_group + wgmma.wait_group N, the

@@ -174,6 +174,7 @@ module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
 // shared array aligned as the largest buffer asks (1024 bytes).
 // CHECK: llvm.mlir.global external @kiln_shared() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
 // CHECK-LABEL: llvm.func @warpgroup(
+// CHECK-DAG: %[[UNDEF:.*]] = llvm.mlir.poison : f32
 // CHECK-DAG: %[[BT:.*]] = llvm.mlir.constant(4611686293338849280 : i64) : i64
 // CHECK-DAG: %[[AT:.*]] = llvm.mlir.constant(4611686293305360384 : i64) : i64
 // CHECK-DAG: %[[FOUR:.*]] = llvm.mlir.constant(4 : i64) : i64
@@ -190,7 +191,9 @@ module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
 // CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, {{.*}}, $31}, $64, $65, p, 1, 1, 0, 1; }"
 // CHECK: llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;"
 // CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, {{.*}}, $31}, {$64, $65, $66, $67}, $68, p, 1, 1, 0; }", "=f,{{.*}},31,r,r,r,r,l"
-// CHECK: llvm.inline_asm has_side_effects "wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned 0;", "=f,{{.*}},63"
+// A chain that starts from zero: scale-d 0 (p false), undefined inputs.
+// CHECK: llvm.inline_asm has_side_effects "{ .reg .pred p; setp.ne.b32 p, 0, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, {{.*}}, $31}, $64, $65, p, 1, 1, 0, 1; }", "=f,{{.*}},l,l" %[[UNDEF]], %[[UNDEF]],
+// CHECK: llvm.inline_asm has_side_effects "wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned 0;", "=f,{{.*}},95"
 module attributes {kiln_gpu.target = "sm_90a", kiln_gpu.warps = 4 : i32} {
   func.func @warpgroup(%o: i32, %c: vector<32xf32>, %a: vector<8xbf16>) attributes {kiln.kernel} {
     %buf = kiln_gpu.shared_alloc size 16384 alignment 1024 offset 0 : !kiln_gpu.shared
@@ -198,7 +201,9 @@ module attributes {kiln_gpu.target = "sm_90a", kiln_gpu.warps = 4 : i32} {
     %d0 = kiln_gpu.warpgroup_mma "nv.wgmma.m64n64k16.f16" shared %buf[%o], %buf[%o], %c {a_desc = 4611686293305360384 : i64, b_desc = 4611686293338849280 : i64, b_transpose} : vector<32xf32>
     %d1 = kiln_gpu.warpgroup_mma "nv.wgmma.m64n64k16.f16" shared %buf[%o], %buf[%o], %d0 {a_desc = 4611686293305360384 : i64, b_desc = 4611686293338849280 : i64, b_transpose} : vector<32xf32>
     %d2 = kiln_gpu.warpgroup_mma "nv.wgmma.m64n64k16.bf16" registers %a : vector<8xbf16>, %buf[%o], %c {b_desc = 4611686293305360384 : i64} : vector<32xf32>
-    %r:2 = kiln_gpu.warpgroup_wait %d1, %d2 pending 0 : vector<32xf32>, vector<32xf32>
+    %zero = arith.constant dense<0.0> : vector<32xf32>
+    %d3 = kiln_gpu.warpgroup_mma "nv.wgmma.m64n64k16.f16" shared %buf[%o], %buf[%o], %zero {a_desc = 4611686293305360384 : i64, b_desc = 4611686293338849280 : i64, b_transpose} : vector<32xf32>
+    %r:3 = kiln_gpu.warpgroup_wait %d1, %d2, %d3 pending 0 : vector<32xf32>, vector<32xf32>, vector<32xf32>
     return
   }
 }

@@ -5,10 +5,13 @@ lines that precede each variant and assembles each one with ptxas.
 
 Usage: ptx_variants.py FILE.ptx --ptxas PATH [--jobs N]
 
-Prints one line per variant, `<entry> ok <registers> <spill bytes>` or
-`<entry> FAILED`, followed by ptxas's messages, then `variants: N`. Exits 1
-when any variant fails (ptxas missing: exit 0 after printing the count only,
-the caller skips).
+Prints one line per variant, `<entry> ok <registers> <spill bytes>` (plus
+`wgmma advisories C75..` where ptxas serialized warpgroup instructions of a
+variant that spills) or `<entry> FAILED`, followed by ptxas's messages, then
+`variants: N`. A variant fails when ptxas rejects it, and when ptxas had to
+serialize its warpgroup instructions (advisories C75xx naming wgmma or
+warpgroup) although it does not spill. Exits 1 when any variant fails
+(ptxas missing: exit 0 after printing the count only, the caller skips).
 """
 import argparse
 import concurrent.futures
@@ -38,7 +41,17 @@ def assemble(ptxas, variant, tmp):
         return variant["entry"], False, out
     regs = re.search(r"Used (\d+) registers", out)
     spills = sum(int(x) for x in re.findall(r"(\d+) bytes spill (?:stores|loads)", out))
-    return variant["entry"], True, "%s %d" % (regs.group(1) if regs else "?", spills)
+    # ptxas's advisories about the warpgroup instructions: a wait or arrive
+    # it had to inject, wgmma serialized. Forgiven where the variant spills
+    # (it is out of registers anyway); anywhere else the code asks ptxas to
+    # serialize what should overlap.
+    advisories = sorted(set(re.findall(r"\((C75\d\d)\)[^\n]*(?:wgmma|warpgroup)", out)))
+    text = "%s %d" % (regs.group(1) if regs else "?", spills)
+    if advisories:
+        text += " wgmma advisories " + ",".join(advisories)
+        if spills == 0:
+            return variant["entry"], False, text + "\n" + out
+    return variant["entry"], True, text
 
 
 def main():
