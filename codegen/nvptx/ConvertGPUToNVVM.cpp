@@ -579,42 +579,98 @@ LogicalResult lowerPrimitives(ModuleOp module) {
 // Math that is an instruction
 //===----------------------------------------------------------------------===//
 
-/// f32 `exp2` as the hardware's `ex2.approx.f32`: within 2 ulp over the whole
-/// range, subnormal results kept (PTX ISA). MLIR's expansion, exp(x * ln 2),
-/// rounds the product, which costs |x * ln 2| * 2^-24 of relative accuracy:
-/// 1.3e-6 at x = 50, over docs/language.md 9.4's 1e-6 (seen on an H100).
-/// Vectors are unrolled: the instruction is scalar.
-struct Exp2ToEx2 : OpRewritePattern<math::Exp2Op> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(math::Exp2Op op,
+/// An f32 op computed per element by `scalar` (scalars, and 1-D vectors
+/// unrolled: the instructions it uses are scalar). Added with benefit 2, so
+/// that it wins over MLIR's polynomial approximations in the same set.
+template <typename Op>
+struct PerElementF32 : OpRewritePattern<Op> {
+  using Scalar = Value (*)(OpBuilder &, Location, ArrayRef<Value>);
+  PerElementF32(MLIRContext *ctx, Scalar scalar)
+      : OpRewritePattern<Op>(ctx, /*benefit=*/2), scalar(scalar) {}
+
+  LogicalResult matchAndRewrite(Op op,
                                 PatternRewriter &rewriter) const override {
     Type ty = op.getType();
-    Type f32 = rewriter.getF32Type();
-    if (getElementTypeOrSelf(ty) != f32)
+    if (getElementTypeOrSelf(ty) != rewriter.getF32Type())
       return failure();
     auto vecTy = dyn_cast<VectorType>(ty);
     if (vecTy && (vecTy.getRank() != 1 || vecTy.isScalable()))
       return failure();
     Location loc = op.getLoc();
-    StringAttr name = rewriter.getStringAttr("llvm.nvvm.ex2.approx.f32");
-    auto ex2 = [&](Value x) -> Value {
-      return LLVM::CallIntrinsicOp::create(rewriter, loc, f32, name, x)
-          .getResult(0);
-    };
     if (!vecTy) {
-      rewriter.replaceOp(op, ex2(op.getOperand()));
+      rewriter.replaceOp(op, scalar(rewriter, loc,
+                                    SmallVector<Value>(op->getOperands())));
       return success();
     }
     Value result = arith::ConstantOp::create(rewriter, loc, vecTy,
                                              rewriter.getZeroAttr(vecTy));
     for (int64_t i = 0; i < vecTy.getNumElements(); ++i) {
-      Value x = vector::ExtractOp::create(rewriter, loc, op.getOperand(), i);
-      result = vector::InsertOp::create(rewriter, loc, ex2(x), result, i);
+      SmallVector<Value> xs;
+      for (Value operand : op->getOperands())
+        xs.push_back(vector::ExtractOp::create(rewriter, loc, operand, i));
+      result =
+          vector::InsertOp::create(rewriter, loc, scalar(rewriter, loc, xs),
+                                   result, i);
     }
     rewriter.replaceOp(op, result);
     return success();
   }
+
+  Scalar scalar;
 };
+
+Value f32Intrinsic(OpBuilder &b, Location loc, StringRef name,
+                   ArrayRef<Value> args) {
+  return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
+                                       b.getStringAttr(name), args)
+      .getResult(0);
+}
+
+Value f32Const(OpBuilder &b, Location loc, float v) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+}
+
+/// f32 `exp2` as the hardware's `ex2.approx.f32`: within 2 ulp over the whole
+/// range, subnormal results kept (PTX ISA). MLIR's expansion, exp(x * ln 2),
+/// rounds the product, which costs |x * ln 2| * 2^-24 of relative accuracy:
+/// 1.3e-6 at x = 50, over docs/language.md 9.4's 1e-6 (seen on an H100).
+Value exp2ViaEx2(OpBuilder &b, Location loc, ArrayRef<Value> x) {
+  return f32Intrinsic(b, loc, "llvm.nvvm.ex2.approx.f32", x[0]);
+}
+
+/// f32 `exp` through `ex2.approx.f32`: t = x log2(e) rounded, then
+/// exp(x) = 2^t e^d with d = x - t ln 2 (two fused multiply-adds with ln 2
+/// in two parts, the Cody-Waite reduction: d is tiny and nearly exact), and
+/// e^d ~ 1 + d: y = fma(2^t, d, 2^t). Without d, the rounding of t would
+/// cost |x| * 2^-24 relative (4.8e-6 at x = 80, near sigmoid's 5e-6 bound);
+/// with it the error is ex2's own. Where 2^t is infinite or zero, or x is
+/// not finite (d would be NaN), 2^t itself is the answer: the correction
+/// applies for |t| < 128. Eleven instructions or so, against some twenty
+/// for MLIR's polynomial.
+Value expViaEx2(OpBuilder &b, Location loc, ArrayRef<Value> x) {
+  Value t = arith::MulFOp::create(b, loc, x[0],
+                                  f32Const(b, loc, 1.44269502162933349609375f));
+  Value negT = arith::NegFOp::create(b, loc, t);
+  // ln 2 in two parts: 0.693145751953125 + 1.428606765330187e-6.
+  Value d = math::FmaOp::create(b, loc, negT,
+                                f32Const(b, loc, 0.693145751953125f), x[0]);
+  d = math::FmaOp::create(b, loc, negT, f32Const(b, loc, 1.428606765330187e-6f),
+                          d);
+  Value r = exp2ViaEx2(b, loc, t);
+  Value y = math::FmaOp::create(b, loc, r, d, r);
+  Value inRange = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OLT, math::AbsFOp::create(b, loc, t),
+      f32Const(b, loc, 128.0f));
+  return arith::SelectOp::create(b, loc, inRange, y, r);
+}
+
+/// f32 division as `div.full.f32`: within 2 ulp over the whole range,
+/// subnormals kept (PTX ISA), which is docs/language.md 9.4's bound for `/`.
+/// IEEE `div.rn.f32` is correctly rounded at several times the cost (a
+/// scaled reciprocal and Newton steps, plus a branch to a slow path).
+Value divViaDivFull(OpBuilder &b, Location loc, ArrayRef<Value> ab) {
+  return f32Intrinsic(b, loc, "llvm.nvvm.div.full", ab);
+}
 
 //===----------------------------------------------------------------------===//
 // The pass
@@ -662,11 +718,16 @@ struct ConvertKilnGPUToNVVMPass
     if (failed(lowerPrimitives(module)))
       return signalPassFailure();
 
-    // Math without libdevice (compiler/GPU/MathExpansion.h); exp2 is the
-    // hardware's ex2.approx.
+    // Math without libdevice (compiler/GPU/MathExpansion.h); exp2 and exp
+    // through the hardware's ex2.approx, f32 division as div.full.
     if (failed(lowerGPUMath(module, {}, "NVIDIA", "libdevice",
                             [&](RewritePatternSet &patterns) {
-                              patterns.add<Exp2ToEx2>(ctx, /*benefit=*/2);
+                              patterns.add<PerElementF32<math::Exp2Op>>(
+                                  ctx, exp2ViaEx2);
+                              patterns.add<PerElementF32<math::ExpOp>>(
+                                  ctx, expViaEx2);
+                              patterns.add<PerElementF32<arith::DivFOp>>(
+                                  ctx, divViaDivFull);
                             })))
       return signalPassFailure();
 

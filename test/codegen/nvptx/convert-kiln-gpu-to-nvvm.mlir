@@ -113,13 +113,31 @@ module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
 
 // exp2 is the hardware's ex2.approx.f32 (not exp(x * ln 2), which misses
 // docs/language.md 9.4's bound for large x), one per element of a vector; f16
-// goes through f32. Other functions are expanded into arithmetic: no call.
+// goes through f32. exp is ex2.approx.f32 of t = x log2(e), corrected by
+// d = x - t ln 2 (ln 2 in two parts) as fma(2^t, d, 2^t) where |t| < 128.
+// f32 division is div.full.f32 (2 ulp), per element. Other functions are
+// expanded into arithmetic: no call.
 // CHECK-LABEL: llvm.func @math(
-// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%{{.*}}) : (f32) -> f32
+// CHECK-DAG: %[[LOG2E:.*]] = llvm.mlir.constant(1.44269502 : f32) : f32
+// CHECK-DAG: %[[LN2HI:.*]] = llvm.mlir.constant(0.693145751 : f32) : f32
+// CHECK-DAG: %[[LN2LO:.*]] = llvm.mlir.constant(1.42860677E-6 : f32) : f32
+// CHECK-DAG: %[[C128:.*]] = llvm.mlir.constant(1.280000e+02 : f32) : f32
+// CHECK: %[[X:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%{{.*}}) : (f32) -> f32
 // CHECK: llvm.fpext %{{.*}} : f16 to f32
 // CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
 // CHECK-NEXT: llvm.fptrunc %{{.*}} : f32 to f16
 // CHECK-COUNT-2: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// CHECK: %[[T:.*]] = llvm.fmul %[[X]], %[[LOG2E]] : f32
+// CHECK: %[[NT:.*]] = llvm.fneg %[[T]] : f32
+// CHECK: %[[D1:.*]] = llvm.intr.fma(%[[NT]], %[[LN2HI]], %[[X]])
+// CHECK: %[[D:.*]] = llvm.intr.fma(%[[NT]], %[[LN2LO]], %[[D1]])
+// CHECK: %[[R:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%[[T]])
+// CHECK: %[[Y:.*]] = llvm.intr.fma(%[[R]], %[[D]], %[[R]])
+// CHECK: %[[A:.*]] = llvm.intr.fabs(%[[T]])
+// CHECK: %[[IN:.*]] = llvm.fcmp "olt" %[[A]], %[[C128]] : f32
+// CHECK: llvm.select %[[IN]], %[[Y]], %[[R]] : i1, f32
+// CHECK-NOT: llvm.call
+// CHECK-COUNT-3: llvm.call_intrinsic "llvm.nvvm.div.full"(%{{.*}}, %{{.*}}) : (f32, f32) -> f32
 // CHECK-NOT: llvm.call
 // CHECK: llvm.return
 module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
@@ -133,7 +151,11 @@ module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
     %s = arith.addf %e, %bb : f32
     %c0 = vector.extract %c[0] : f32 from vector<2xf32>
     %t = arith.addf %s, %c0 : f32
-    %tv = vector.broadcast %t : f32 to vector<1xf32>
+    %q = arith.divf %t, %e : f32
+    %qv = arith.divf %v, %c : vector<2xf32>
+    %q1 = vector.extract %qv[1] : f32 from vector<2xf32>
+    %u = arith.addf %q, %q1 : f32
+    %tv = vector.broadcast %u : f32 to vector<1xf32>
     kiln_gpu.store %p, %tv alignment 4 : vector<1xf32>
     return
   }
