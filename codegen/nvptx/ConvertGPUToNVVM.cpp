@@ -36,7 +36,9 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -272,26 +274,31 @@ SmallVector<Value> elementsOf(OpBuilder &b, Location loc, Value vec) {
   return out;
 }
 
-/// An inline-asm statement whose `values` (f32) are read and written in
-/// place ("+f": outputs tied to inputs), after `inputs` of `inputKinds`
-/// constraints; returns the values as the statement leaves them. Ties keep
-/// LLVM from reading the registers of an asynchronous instruction's result
-/// before the statement that waits for it.
+/// An inline-asm statement whose `values` (f32 or i32) are read and written
+/// in place ("+f", "+r": outputs tied to inputs), after `inputs` of
+/// `inputKinds` constraints; returns the values as the statement leaves
+/// them. Ties keep LLVM from reading the registers of an asynchronous
+/// instruction's result before the statement that waits for it, and from
+/// writing registers an asynchronous instruction reads after the statement
+/// that publishes them.
 SmallVector<Value> asmInPlace(OpBuilder &b, Location loc, StringRef text,
                               ArrayRef<Value> values, ArrayRef<Value> inputs,
                               ArrayRef<StringRef> inputKinds) {
   size_t n = values.size();
   std::string constraints;
-  for (size_t i = 0; i < n; ++i)
-    constraints += (i ? ",=f" : "=f");
+  SmallVector<Type> types;
+  for (size_t i = 0; i < n; ++i) {
+    types.push_back(values[i].getType());
+    constraints += (i ? ",=" : "=");
+    constraints += types.back().isF32() ? "f" : "r";
+  }
   for (size_t i = 0; i < n; ++i)
     constraints += "," + std::to_string(i);
   for (StringRef kind : inputKinds)
     constraints += ("," + kind).str();
   SmallVector<Value> operands(values.begin(), values.end());
   operands.append(inputs.begin(), inputs.end());
-  auto structType = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), SmallVector<Type>(n, b.getF32Type()));
+  auto structType = LLVM::LLVMStructType::getLiteral(b.getContext(), types);
   Value r = LLVM::InlineAsmOp::create(
                 b, loc, structType, operands, b.getStringAttr(text),
                 b.getStringAttr(constraints), b.getUnitAttr(), UnitAttr(),
@@ -321,36 +328,52 @@ Value matrixDescriptor(OpBuilder &b, Location loc, Value buffer, Value offset,
       b, loc, field, LLVM::ConstantOp::create(b, loc, b.getI64Type(), templ));
 }
 
+/// A product that starts from zero (the first step of a fresh `dot`) reads
+/// no accumulator: scale-d 0 and undefined inputs, so no register is zeroed
+/// first. Zeroing them with moves while an earlier chain was in flight made
+/// ptxas insert a warpgroup.wait there (C7517), serializing the chains.
+bool startsFromZero(WarpgroupMmaOp op) {
+  return matchPattern(op.getC(), m_AnyZeroFloat());
+}
+
+/// Whether `op`'s accumulator registers were written by instructions other
+/// than the warpgroup's (a chain's start, not from zero).
+bool readsWrittenAccumulator(WarpgroupMmaOp op) {
+  return !op.getC().getDefiningOp<WarpgroupMmaOp>() && !startsFromZero(op);
+}
+
+/// The registers a warpgroup instruction reads that other instructions
+/// wrote: its A fragment (packed in pairs) and its accumulator where it
+/// starts a chain, as its batch's wgmma.fence publishes them.
+struct WarpgroupInputs {
+  SmallVector<Value> a;
+  SmallVector<Value> c;
+};
+
 /// kiln_gpu.warpgroup_mma -> wgmma.mma_async (A from a descriptor or from
-/// registers, B from a descriptor; D += A B), with a wgmma.fence first
-/// where the accumulator or A registers were just written by other
-/// instructions (the start of a chain; every register-A instruction).
+/// registers, B from a descriptor; D += A B). The wgmma.fence is its
+/// batch's (WarpgroupBatches); `in` holds the registers published by it.
 FailureOr<Value> lowerWarpgroupMma(OpBuilder &b, Location loc,
-                                   WarpgroupMmaOp op, bool chained) {
+                                   WarpgroupMmaOp op,
+                                   const WarpgroupInputs &in) {
   const MatrixInstr *instr = lookupMatrixInstr(op.getInstr());
   StringRef t = instr->aType;
   if (t != "f16" && t != "bf16")
     return op.emitOpError("has no wgmma form for ") << t;
-  if (!chained || op.getA())
-    inlinePtx(b, loc, "wgmma.fence.sync.aligned;");
-  // A product that starts from zero (the first step of a fresh `dot`) reads
-  // no accumulator: scale-d 0 and undefined inputs, so no register is zeroed
-  // first. Zeroing them with moves while an earlier chain is in flight made
-  // ptxas insert a warpgroup.wait there (C7517), serializing the chains.
-  bool fromZero = matchPattern(op.getC(), m_AnyZeroFloat());
+  bool fromZero = startsFromZero(op);
   auto cType = cast<VectorType>(op.getC().getType());
   SmallVector<Value> c =
       fromZero ? SmallVector<Value>(cType.getNumElements(),
                                     LLVM::PoisonOp::create(
                                         b, loc, cType.getElementType()))
-               : elementsOf(b, loc, op.getC());
+      : !in.c.empty() ? in.c
+                      : elementsOf(b, loc, op.getC());
   size_t n = c.size();
   SmallVector<Value> inputs;
   SmallVector<StringRef> kinds;
   std::string aText;
-  if (Value a = op.getA()) {
-    SmallVector<Value> regs = packFragment(b, loc, a, 2, /*keepF16x2=*/false);
-    for (Value r : regs) {
+  if (op.getA()) {
+    for (Value r : in.a) {
       aText += (aText.empty() ? "{$" : ", $") + std::to_string(2 * n + inputs.size());
       inputs.push_back(r);
       kinds.push_back("r");
@@ -452,15 +475,104 @@ void lowerPrintf(OpBuilder &b, Location loc, PrintfOp op, ModuleOp module,
                        ValueRange{format, packed});
 }
 
+/// Moves the pure, region-free ops that compute `v` (up to `depth` levels)
+/// before `start`, in `start`'s block, where that is all it takes for `v` to
+/// dominate `start`. False where it is not (a value loaded from memory
+/// after `start`, an op of another block).
+bool hoistBefore(Value v, Operation *start, DominanceInfo &dom, int depth) {
+  if (dom.properlyDominates(v, start))
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || depth == 0 || def->getBlock() != start->getBlock() ||
+      def->getNumRegions() || !isMemoryEffectFree(def))
+    return false;
+  for (Value operand : def->getOperands())
+    if (!hoistBefore(operand, start, dom, depth - 1))
+      return false;
+  def->moveBefore(start);
+  return true;
+}
+
+/// The warpgroup instructions of a block between two waits (or control
+/// flow), in batches that issue under one wgmma.fence: the fence publishes
+/// every register of the batch that other instructions wrote (A fragments,
+/// the accumulators chains start from), tied through it so that none is
+/// written after it. One fence per batch, as ptxas wants it: a fence before
+/// every register-A instruction made ptxas track each one on its own
+/// (attention's products issued one k-step at a time). An instruction
+/// whose registers cannot all be computed before the batch's first one
+/// starts a new batch.
+struct WarpgroupBatches {
+  explicit WarpgroupBatches(ModuleOp module) {
+    DominanceInfo dom(module);
+    module.walk([&](Block *block) {
+      Operation *start = nullptr;
+      for (Operation &op : *block) {
+        if (isa<WarpgroupWaitOp>(op) || op.getNumRegions()) {
+          start = nullptr;
+          continue;
+        }
+        auto wg = dyn_cast<WarpgroupMmaOp>(op);
+        if (!wg)
+          continue;
+        // Decided before any instruction is lowered (a lowered chain's
+        // accumulator no longer comes from a warpgroup instruction).
+        bool readsC = readsWrittenAccumulator(wg);
+        bool joins =
+            start && (!wg.getA() || hoistBefore(wg.getA(), start, dom, 4)) &&
+            (!readsC || hoistBefore(wg.getC(), start, dom, 4));
+        if (!joins)
+          start = wg;
+        members[start].push_back(wg);
+        if (readsC)
+          startsChain.insert(wg);
+      }
+    });
+  }
+
+  /// At a batch's first instruction: the fence, with every member's inputs
+  /// through it.
+  void publish(OpBuilder &b, Location loc, Operation *start) {
+    auto it = members.find(start);
+    if (it == members.end())
+      return;
+    SmallVector<Value> all;
+    for (Operation *m : it->second) {
+      auto wg = cast<WarpgroupMmaOp>(m);
+      WarpgroupInputs &in = inputs[m];
+      if (wg.getA())
+        in.a = packFragment(b, loc, wg.getA(), 2, /*keepF16x2=*/false);
+      if (startsChain.contains(m))
+        in.c = elementsOf(b, loc, wg.getC());
+      llvm::append_range(all, in.a);
+      llvm::append_range(all, in.c);
+    }
+    if (all.empty()) {
+      inlinePtx(b, loc, "wgmma.fence.sync.aligned;");
+      return;
+    }
+    SmallVector<Value> out =
+        asmInPlace(b, loc, "wgmma.fence.sync.aligned;", all, {}, {});
+    size_t next = 0;
+    for (Operation *m : it->second) {
+      WarpgroupInputs &in = inputs[m];
+      for (Value &v : in.a)
+        v = out[next++];
+      for (Value &v : in.c)
+        v = out[next++];
+    }
+  }
+
+  DenseMap<Operation *, SmallVector<Operation *>> members;
+  /// Members that read an accumulator other instructions wrote.
+  DenseSet<Operation *> startsChain;
+  DenseMap<Operation *, WarpgroupInputs> inputs;
+};
+
 LogicalResult lowerPrimitives(ModuleOp module) {
   unsigned printfCounter = 0;
-  // Warpgroup instructions that continue another's chain (its result is
-  // their accumulator): no wgmma.fence between them.
-  DenseSet<Operation *> chained;
-  module.walk([&](WarpgroupMmaOp op) {
-    if (op.getC().getDefiningOp<WarpgroupMmaOp>())
-      chained.insert(op);
-  });
+  WarpgroupBatches batches(module);
+
   auto result = module.walk([&](Operation *op) -> WalkResult {
     OpBuilder b(op);
     Location loc = op->getLoc();
@@ -539,8 +651,8 @@ LogicalResult lowerPrimitives(ModuleOp module) {
       LLVM::Trap::create(b, loc);
       op->erase();
     } else if (auto wg = dyn_cast<WarpgroupMmaOp>(op)) {
-      FailureOr<Value> v =
-          lowerWarpgroupMma(b, loc, wg, chained.contains(wg));
+      batches.publish(b, loc, wg);
+      FailureOr<Value> v = lowerWarpgroupMma(b, loc, wg, batches.inputs[wg]);
       if (failed(v))
         return WalkResult::interrupt();
       wg.replaceAllUsesWith(*v);
@@ -630,23 +742,27 @@ Value f32Const(OpBuilder &b, Location loc, float v) {
   return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
 }
 
-/// f32 `exp2` as the hardware's `ex2.approx.f32`: within 2 ulp over the whole
-/// range, subnormal results kept (PTX ISA). MLIR's expansion, exp(x * ln 2),
-/// rounds the product, which costs |x * ln 2| * 2^-24 of relative accuracy:
-/// 1.3e-6 at x = 50, over docs/language.md 9.4's 1e-6 (seen on an H100).
+/// f32 `exp2` as the hardware's `ex2.approx.ftz.f32`: within 2 ulp where the
+/// result is normal (PTX ISA). MLIR's expansion, exp(x * ln 2), rounds the
+/// product, which costs |x * ln 2| * 2^-24 of relative accuracy: 1.3e-6 at
+/// x = 50, over docs/language.md 9.4's 1e-6 (seen on an H100). The `.ftz`
+/// form flushes subnormal inputs and results to zero, which 9.3 allows the
+/// transcendental functions; the form that keeps them costs a compare, two
+/// multiplies and a select around every MUFU.EX2 (ptxas scales the input
+/// and the result), a third of attention's inner loop.
 Value exp2ViaEx2(OpBuilder &b, Location loc, ArrayRef<Value> x) {
-  return f32Intrinsic(b, loc, "llvm.nvvm.ex2.approx.f32", x[0]);
+  return f32Intrinsic(b, loc, "llvm.nvvm.ex2.approx.ftz.f32", x[0]);
 }
 
-/// f32 `exp` through `ex2.approx.f32`: t = x log2(e) rounded, then
+/// f32 `exp` through `ex2.approx.ftz.f32`: t = x log2(e) rounded, then
 /// exp(x) = 2^t e^d with d = x - t ln 2 (two fused multiply-adds with ln 2
 /// in two parts, the Cody-Waite reduction: d is tiny and nearly exact), and
 /// e^d ~ 1 + d: y = fma(2^t, d, 2^t). Without d, the rounding of t would
 /// cost |x| * 2^-24 relative (4.8e-6 at x = 80, near sigmoid's 5e-6 bound);
 /// with it the error is ex2's own. Where 2^t is infinite or zero, or x is
 /// not finite (d would be NaN), 2^t itself is the answer: the correction
-/// applies for |t| < 128. Eleven instructions or so, against some twenty
-/// for MLIR's polynomial.
+/// applies for |t| < 128 (below 2^-126 the result is flushed, as exp2's).
+/// Eight instructions, against some twenty for MLIR's polynomial.
 Value expViaEx2(OpBuilder &b, Location loc, ArrayRef<Value> x) {
   Value t = arith::MulFOp::create(b, loc, x[0],
                                   f32Const(b, loc, 1.44269502162933349609375f));

@@ -111,9 +111,9 @@ module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
 
 // -----
 
-// exp2 is the hardware's ex2.approx.f32 (not exp(x * ln 2), which misses
+// exp2 is the hardware's ex2.approx.ftz.f32 (not exp(x * ln 2), which misses
 // docs/language.md 9.4's bound for large x), one per element of a vector; f16
-// goes through f32. exp is ex2.approx.f32 of t = x log2(e), corrected by
+// goes through f32. exp is ex2.approx.ftz.f32 of t = x log2(e), corrected by
 // d = x - t ln 2 (ln 2 in two parts) as fma(2^t, d, 2^t) where |t| < 128.
 // f32 division is div.full.f32 (2 ulp), per element. Other functions are
 // expanded into arithmetic: no call.
@@ -122,16 +122,16 @@ module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
 // CHECK-DAG: %[[LN2HI:.*]] = llvm.mlir.constant(0.693145751 : f32) : f32
 // CHECK-DAG: %[[LN2LO:.*]] = llvm.mlir.constant(1.42860677E-6 : f32) : f32
 // CHECK-DAG: %[[C128:.*]] = llvm.mlir.constant(1.280000e+02 : f32) : f32
-// CHECK: %[[X:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%{{.*}}) : (f32) -> f32
+// CHECK: %[[X:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%{{.*}}) : (f32) -> f32
 // CHECK: llvm.fpext %{{.*}} : f16 to f32
-// CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK-NEXT: llvm.fptrunc %{{.*}} : f32 to f16
-// CHECK-COUNT-2: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// CHECK-COUNT-2: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: %[[T:.*]] = llvm.fmul %[[X]], %[[LOG2E]] : f32
 // CHECK: %[[NT:.*]] = llvm.fneg %[[T]] : f32
 // CHECK: %[[D1:.*]] = llvm.intr.fma(%[[NT]], %[[LN2HI]], %[[X]])
 // CHECK: %[[D:.*]] = llvm.intr.fma(%[[NT]], %[[LN2LO]], %[[D1]])
-// CHECK: %[[R:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%[[T]])
+// CHECK: %[[R:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%[[T]])
 // CHECK: %[[Y:.*]] = llvm.intr.fma(%[[R]], %[[D]], %[[R]])
 // CHECK: %[[A:.*]] = llvm.intr.fabs(%[[T]])
 // CHECK: %[[IN:.*]] = llvm.fcmp "olt" %[[A]], %[[C128]] : f32
@@ -190,8 +190,11 @@ module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
 
 // sm_90a's warpgroup instructions: wgmma.mma_async as inline PTX with the
 // descriptors (the template OR-ed with bits 4-17 of the operand's shared
-// address) or A's registers; a wgmma.fence before a chain starts and before
-// each register-A instruction, none inside a chain; commit and wait in one
+// address) or A's registers; one wgmma.fence for the instructions before
+// the wait (a batch), which takes and returns every register of the batch
+// that other instructions wrote (the accumulators its chains start from,
+// here %c twice, and the A registers, packed in pairs), so none is written
+// after it; none inside the batch; commit and wait in one
 // statement that passes the accumulators through; the proxy fence; the
 // shared array aligned as the largest buffer asks (1024 bytes).
 // CHECK: llvm.mlir.global external @kiln_shared() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
@@ -202,7 +205,8 @@ module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
 // CHECK-DAG: %[[FOUR:.*]] = llvm.mlir.constant(4 : i64) : i64
 // CHECK-DAG: %[[MASK:.*]] = llvm.mlir.constant(262143 : i64) : i64
 // CHECK: llvm.inline_asm has_side_effects "fence.proxy.async.shared::cta;"
-// CHECK: llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;"
+// CHECK: llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;", "=f,{{(=f,)+}}=r,=r,=r,=r,{{(=f,)+}}=f,0,1,{{.*}},67"
+// CHECK-NOT: wgmma.fence
 // CHECK: %[[AP:.*]] = llvm.ptrtoint %{{.*}} : !llvm.ptr<3> to i64
 // CHECK: %[[AM:.*]] = llvm.and %[[AP]], %[[MASK]] : i64
 // CHECK: %[[AS:.*]] = llvm.lshr %[[AM]], %[[FOUR]] : i64
@@ -211,10 +215,17 @@ module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
 // CHECK: llvm.inline_asm has_side_effects "{ .reg .pred p; setp.ne.b32 p, 1, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, {{.*}}, $31}, $64, $65, p, 1, 1, 0, 1; }", "=f,{{.*}},=f,0,1,{{.*}},31,l,l"
 // CHECK-NOT: wgmma.fence
 // CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, {{.*}}, $31}, $64, $65, p, 1, 1, 0, 1; }"
-// CHECK: llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;"
+// CHECK-NOT: wgmma.fence
 // CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, {{.*}}, $31}, {$64, $65, $66, $67}, $68, p, 1, 1, 0; }", "=f,{{.*}},31,r,r,r,r,l"
 // A chain that starts from zero: scale-d 0 (p false), undefined inputs.
 // CHECK: llvm.inline_asm has_side_effects "{ .reg .pred p; setp.ne.b32 p, 0, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, {{.*}}, $31}, $64, $65, p, 1, 1, 0, 1; }", "=f,{{.*}},l,l" %[[UNDEF]], %[[UNDEF]],
+// A register-A instruction whose fragment is loaded after the batch began
+// (it cannot be computed before the batch's fence) starts a batch of its
+// own, whose fence publishes only the fragment: its accumulator continues
+// a chain.
+// CHECK: nvvm.ldmatrix
+// CHECK: llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;", "=r,=r,=r,=r,0,1,2,3"
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // CHECK: llvm.inline_asm has_side_effects "wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned 0;", "=f,{{.*}},95"
 module attributes {kiln_gpu.target = "sm_90a", kiln_gpu.warps = 4 : i32} {
   func.func @warpgroup(%o: i32, %c: vector<32xf32>, %a: vector<8xbf16>) attributes {kiln.kernel} {
@@ -225,7 +236,9 @@ module attributes {kiln_gpu.target = "sm_90a", kiln_gpu.warps = 4 : i32} {
     %d2 = kiln_gpu.warpgroup_mma "nv.wgmma.m64n64k16.bf16" registers %a : vector<8xbf16>, %buf[%o], %c {b_desc = 4611686293305360384 : i64} : vector<32xf32>
     %zero = arith.constant dense<0.0> : vector<32xf32>
     %d3 = kiln_gpu.warpgroup_mma "nv.wgmma.m64n64k16.f16" shared %buf[%o], %buf[%o], %zero {a_desc = 4611686293305360384 : i64, b_desc = 4611686293338849280 : i64, b_transpose} : vector<32xf32>
-    %r:3 = kiln_gpu.warpgroup_wait %d1, %d2, %d3 pending 0 : vector<32xf32>, vector<32xf32>, vector<32xf32>
+    %a2 = kiln_gpu.shared_load_matrix %buf[%o] count 4 : vector<8xbf16>
+    %d4 = kiln_gpu.warpgroup_mma "nv.wgmma.m64n64k16.bf16" registers %a2 : vector<8xbf16>, %buf[%o], %d2 {b_desc = 4611686293305360384 : i64} : vector<32xf32>
+    %r:3 = kiln_gpu.warpgroup_wait %d1, %d4, %d3 pending 0 : vector<32xf32>, vector<32xf32>, vector<32xf32>
     return
   }
 }
