@@ -6,7 +6,9 @@
 // operand read from a pipeline slot (`kiln_gpu.read_tile`) is read by the
 // instruction straight from the slot when the slot's placement is one of
 // the descriptors' canonical layouts; an A held in the instruction's A
-// fragment stays in registers; any other operand (convert-tile-to-gpu-
+// fragment stays in registers, unless it is invariant in a loop around the
+// product (then it is stored before that loop, as below, and read through
+// descriptors); any other operand (convert-tile-to-gpu-
 // threads leaves loaded operands in the layout they were loaded in) is
 // first stored into a buffer of its own, swizzled, K-major or MN-major
 // (whichever its registers store widest), then fenced for the matrix unit. The instructions of one product are issued back to back
@@ -233,8 +235,23 @@ LogicalResult kiln::gpu::threads::lowerWarpgroupDot(
           return SharedOperand{tile, *d, true};
         }
     }
-    if (isA && isa<OperandAttr>(aType.getEncoding()))
-      return std::nullopt; // from registers, in the A fragment
+    // An A held in the A fragment stays in registers, unless the loop
+    // around the product does not change it (attention's Q): then it is
+    // stored once, before the outermost loop it is invariant in, and read
+    // through descriptors, which frees its registers for the loop (64 per
+    // thread for a 128x128 bf16 Q in one warpgroup) and spares the product
+    // a register-A instruction's dependences.
+    OpBuilder::InsertionGuard guard(b);
+    if (isA && isa<OperandAttr>(aType.getEncoding())) {
+      Operation *outside = nullptr;
+      for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+        if (isa<scf::ForOp, scf::WhileOp>(p) &&
+            !p->isAncestor(regs.getParentBlock()->getParentOp()))
+          outside = p;
+      if (!outside)
+        return std::nullopt; // from registers, in the A fragment
+      b.setInsertionPoint(outside);
+    }
     // K-major or MN-major, whichever the registers store with the widest
     // accesses (a row-major load of B has N contiguous in each thread).
     RankedTensorType type = isA ? aType : bType;
