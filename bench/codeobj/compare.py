@@ -181,14 +181,14 @@ class Nvidia:
         for m in re.finditer(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)((?:\.[A-Z0-9_]+)*)",
                              sass):
             op, mods = m.group(1), m.group(2)
-            ops[op] += 1
+            # WARPGROUP.ARRIVE and WARPGROUP.DEPBAR counted apart.
+            ops[op + mods[:7] if op == "WARPGROUP" else op] += 1
             if op == "LDG":
                 w = re.search(r"\.(128|64|U16|S16|U8|S8)\b", mods)
                 loads[w.group(1) if w else "32"] += 1
         res["mma"] = sum(ops[o] for o in ("HGMMA", "QGMMA", "IGMMA", "HMMA", "QMMA", "IMMA"))
         res["tma"], res["cpasync"], res["bars"] = ops["UTMALDG"], ops["LDGSTS"], ops["BAR"]
-        wg = re.findall(r"WARPGROUP\.(ARRIVE|DEPBAR)", sass)
-        res["arrive"], res["depbar"] = wg.count("ARRIVE"), wg.count("DEPBAR")
+        res["arrive"], res["depbar"] = ops["WARPGROUP.ARRIVE"], ops["WARPGROUP.DEPBAR"]
         res["sass"] = sum(c for op, c in ops.items() if op != "NOP")
         res["loads"] = by_width(loads, ["128", "64", "32"])
         return res

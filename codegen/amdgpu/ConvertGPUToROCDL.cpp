@@ -44,14 +44,6 @@ Value i32Const(OpBuilder &b, Location loc, int32_t v) {
   return llvmI32(b, loc, v);
 }
 
-/// A call of the LLVM intrinsic `name` (overloads deduced from the types).
-Value intrinsic(OpBuilder &b, Location loc, StringRef name, Type result,
-                ValueRange args) {
-  return LLVM::CallIntrinsicOp::create(b, loc, result,
-                                       b.getStringAttr(name), args)
-      .getResult(0);
-}
-
 /// Buffer accesses (the offset form of kiln_gpu.load/store). A raw buffer
 /// resource (stride 0) over the uniform base with a range of 2^31 bytes:
 /// an offset at or past the range reads zero and writes nothing, so a
@@ -149,7 +141,7 @@ bool lowerBufferAccess(OpBuilder &b, Operation *op, StringRef arch) {
 /// wave, addressed in bytes): `source` is the lane to read.
 Value bpermute(OpBuilder &b, Location loc, Value source, Value v) {
   Value bytes = LLVM::ShlOp::create(b, loc, source, i32Const(b, loc, 2));
-  return intrinsic(b, loc, "llvm.amdgcn.ds.bpermute", b.getI32Type(),
+  return llvmIntrinsic(b, loc, "llvm.amdgcn.ds.bpermute", b.getI32Type(),
                    {bytes, v});
 }
 
@@ -166,7 +158,7 @@ std::function<Value(Value)> xorExchange(OpBuilder &b, Location loc,
       Value full = i32Const(b, loc, 0xF);
       Value bound = LLVM::ConstantOp::create(b, loc, b.getI1Type(),
                                              b.getBoolAttr(true));
-      return intrinsic(b, loc, "llvm.amdgcn.update.dpp", i32,
+      return llvmIntrinsic(b, loc, "llvm.amdgcn.update.dpp", i32,
                        {LLVM::PoisonOp::create(b, loc, i32), x,
                         i32Const(b, loc, control), full, full, bound});
     };
@@ -182,7 +174,7 @@ std::function<Value(Value)> xorExchange(OpBuilder &b, Location loc,
   if (mask == 4 || mask == 8 || mask == 16)
     return [&b, loc, mask](Value x) {
       // Bit-mask mode: and 0x1F, or 0, xor `mask` (bits 14:10).
-      return intrinsic(b, loc, "llvm.amdgcn.ds.swizzle", b.getI32Type(),
+      return llvmIntrinsic(b, loc, "llvm.amdgcn.ds.swizzle", b.getI32Type(),
                        {x, i32Const(b, loc, 0x1F | int32_t(mask) << 10)});
     };
   return nullptr;
@@ -329,13 +321,13 @@ FailureOr<Value> lowerMma(OpBuilder &b, Location loc, MmaOp op) {
   else
     args = {a, bv, c, i32Const(b, loc, 0), i32Const(b, loc, 0),
             i32Const(b, loc, 0)}; // cbsz, abid, blgp
-  return intrinsic(b, loc, mi->intrinsic, result, args);
+  return llvmIntrinsic(b, loc, mi->intrinsic, result, args);
 }
 
 /// A field of the HSA kernel dispatch packet (constant address space).
 Value dispatchField(OpBuilder &b, Location loc, int32_t byteOffset) {
   auto ptrTy = LLVM::LLVMPointerType::get(b.getContext(), kConstant);
-  Value packet = intrinsic(b, loc, "llvm.amdgcn.dispatch.ptr", ptrTy, {});
+  Value packet = llvmIntrinsic(b, loc, "llvm.amdgcn.dispatch.ptr", ptrTy, {});
   Value field = LLVM::GEPOp::create(b, loc, ptrTy, b.getI8Type(), packet,
                                     ValueRange{i32Const(b, loc, byteOffset)});
   return LLVM::LoadOp::create(b, loc, b.getI32Type(), field, /*alignment=*/4,
@@ -444,7 +436,7 @@ LogicalResult lowerPrimitives(ModuleOp module, int32_t threads,
     if (lowerBufferAccess(b, op, arch) || lowerMemoryAccess(b, op))
       return WalkResult::advance();
     auto tid = [&] {
-      return intrinsic(b, loc, "llvm.amdgcn.workitem.id.x", b.getI32Type(),
+      return llvmIntrinsic(b, loc, "llvm.amdgcn.workitem.id.x", b.getI32Type(),
                        {});
     };
     if (auto id = dyn_cast<HwIdOp>(op)) {
@@ -460,7 +452,7 @@ LogicalResult lowerPrimitives(ModuleOp module, int32_t threads,
       static const char *const names[] = {"llvm.amdgcn.workgroup.id.x",
                                           "llvm.amdgcn.workgroup.id.y",
                                           "llvm.amdgcn.workgroup.id.z"};
-      Value v = intrinsic(b, loc, names[unsigned(pid.getAxis())],
+      Value v = llvmIntrinsic(b, loc, names[unsigned(pid.getAxis())],
                           b.getI32Type(), {});
       pid.replaceAllUsesWith(v);
       pid.erase();
@@ -482,7 +474,7 @@ LogicalResult lowerPrimitives(ModuleOp module, int32_t threads,
       // LDS writes before the barrier are visible after it.
       LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::release,
                             "workgroup");
-      intrinsic(b, loc, "llvm.amdgcn.s.barrier", Type(), {});
+      llvmIntrinsic(b, loc, "llvm.amdgcn.s.barrier", Type(), {});
       LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acquire,
                             "workgroup");
       op->erase();
@@ -518,7 +510,7 @@ LogicalResult lowerPrimitives(ModuleOp module, int32_t threads,
       // would end the process or leave the device unusable first. One
       // without a message traps.
       if (messageTraps.contains(op))
-        intrinsic(b, loc, "llvm.amdgcn.endpgm", Type(), {});
+        llvmIntrinsic(b, loc, "llvm.amdgcn.endpgm", Type(), {});
       else
         LLVM::Trap::create(b, loc);
       op->erase();

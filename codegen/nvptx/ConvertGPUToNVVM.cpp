@@ -731,13 +731,6 @@ struct PerElementF32 : OpRewritePattern<Op> {
   Scalar scalar;
 };
 
-Value f32Intrinsic(OpBuilder &b, Location loc, StringRef name,
-                   ArrayRef<Value> args) {
-  return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
-                                       b.getStringAttr(name), args)
-      .getResult(0);
-}
-
 Value f32Const(OpBuilder &b, Location loc, float v) {
   return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
 }
@@ -751,7 +744,8 @@ Value f32Const(OpBuilder &b, Location loc, float v) {
 /// multiplies and a select around every MUFU.EX2 (ptxas scales the input
 /// and the result), a third of attention's inner loop.
 Value exp2ViaEx2(OpBuilder &b, Location loc, ArrayRef<Value> x) {
-  return f32Intrinsic(b, loc, "llvm.nvvm.ex2.approx.ftz.f32", x[0]);
+  return llvmIntrinsic(b, loc, "llvm.nvvm.ex2.approx.ftz.f32", b.getF32Type(),
+                       x[0]);
 }
 
 /// f32 `exp` through `ex2.approx.ftz.f32`: t = x log2(e) rounded, then
@@ -785,7 +779,7 @@ Value expViaEx2(OpBuilder &b, Location loc, ArrayRef<Value> x) {
 /// IEEE `div.rn.f32` is correctly rounded at several times the cost (a
 /// scaled reciprocal and Newton steps, plus a branch to a slow path).
 Value divViaDivFull(OpBuilder &b, Location loc, ArrayRef<Value> ab) {
-  return f32Intrinsic(b, loc, "llvm.nvvm.div.full", ab);
+  return llvmIntrinsic(b, loc, "llvm.nvvm.div.full", b.getF32Type(), ab);
 }
 
 //===----------------------------------------------------------------------===//

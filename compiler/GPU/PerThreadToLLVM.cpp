@@ -26,6 +26,13 @@ Value kiln::gpu::llvmI32(OpBuilder &b, Location loc, int32_t v) {
                                   b.getI32IntegerAttr(v));
 }
 
+Value kiln::gpu::llvmIntrinsic(OpBuilder &b, Location loc, StringRef name,
+                               Type result, ValueRange args) {
+  return LLVM::CallIntrinsicOp::create(b, loc, result, b.getStringAttr(name),
+                                       args)
+      .getResult(0);
+}
+
 Value kiln::gpu::buildGuarded(OpBuilder &b, Location loc, Value mask,
                               Type type, function_ref<Value(OpBuilder &)> body,
                               function_ref<Value(OpBuilder &)> otherwise) {

@@ -23,6 +23,11 @@ namespace kiln::gpu {
 
 /// An i32 LLVM constant.
 mlir::Value llvmI32(mlir::OpBuilder &b, mlir::Location loc, int32_t v);
+/// A call of the LLVM intrinsic `name` returning `result` (overloads
+/// deduced from the types).
+mlir::Value llvmIntrinsic(mlir::OpBuilder &b, mlir::Location loc,
+                          llvm::StringRef name, mlir::Type result,
+                          mlir::ValueRange args);
 
 /// The address spaces of global and shared memory, numbered alike by the
 /// NVPTX and AMDGPU targets.

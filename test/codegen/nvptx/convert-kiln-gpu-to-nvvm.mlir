@@ -245,6 +245,29 @@ module attributes {kiln_gpu.target = "sm_90a", kiln_gpu.warps = 4 : i32} {
 
 // -----
 
+// A batch member's A computed after the batch's first instruction by a
+// pure op moves above the batch's fence (one fence, publishing the first
+// fragment, the chain's accumulator and the second fragment).
+// CHECK-LABEL: llvm.func @warpgroup_hoist(
+// CHECK: llvm.fneg
+// CHECK: llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;", "=r,=r,=r,=r,{{(=f,)+}}=r,=r,=r,=r,0,
+// CHECK-NOT: wgmma.fence
+// CHECK-COUNT-2: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// CHECK-NOT: wgmma.fence
+// CHECK: wgmma.commit_group.sync.aligned
+module attributes {kiln_gpu.target = "sm_90a", kiln_gpu.warps = 4 : i32} {
+  func.func @warpgroup_hoist(%o: i32, %c: vector<32xf32>, %a: vector<8xbf16>) attributes {kiln.kernel} {
+    %buf = kiln_gpu.shared_alloc size 16384 alignment 1024 offset 0 : !kiln_gpu.shared
+    %d0 = kiln_gpu.warpgroup_mma "nv.wgmma.m64n64k16.bf16" registers %a : vector<8xbf16>, %buf[%o], %c {b_desc = 4611686293305360384 : i64} : vector<32xf32>
+    %a1 = arith.negf %a : vector<8xbf16>
+    %d1 = kiln_gpu.warpgroup_mma "nv.wgmma.m64n64k16.bf16" registers %a1 : vector<8xbf16>, %buf[%o], %d0 {b_desc = 4611686293305360384 : i64} : vector<32xf32>
+    %r = kiln_gpu.warpgroup_wait %d1 pending 0 : vector<32xf32>
+    return
+  }
+}
+
+// -----
+
 // Tensor copies: the map is a 128-byte grid-constant parameter; the
 // barrier and copy statements take 32-bit shared addresses; coordinates go
 // innermost first; PTX ISA 8.0.
