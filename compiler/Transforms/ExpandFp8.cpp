@@ -290,6 +290,27 @@ struct TileExpandFp8Pass
     : kiln::impl::TileExpandFp8Base<TileExpandFp8Pass> {
   using Base::Base;
   void runOnOperation() override {
+    // Nothing to expand or retype without an fp8 value: skip the rewrite
+    // driver, whose folding sweep over the whole module is most of this
+    // pass's time (it runs on every variant, fp8 or not).
+    auto hasFp8 = [](TypeRange types) {
+      return llvm::any_of(types,
+                          [](Type t) { return kiln::getFp8Carrier(t); });
+    };
+    WalkResult found = getOperation()->walk([&](Operation *op) {
+      if (hasFp8(op->getResultTypes()))
+        return WalkResult::interrupt();
+      if (auto fn = dyn_cast<FunctionOpInterface>(op))
+        if (hasFp8(fn.getArgumentTypes()) || hasFp8(fn.getResultTypes()))
+          return WalkResult::interrupt();
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          if (hasFp8(block.getArgumentTypes()))
+            return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (!found.wasInterrupted())
+      return;
     RewritePatternSet patterns(&getContext());
     kiln::populateExpandFp8Patterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
