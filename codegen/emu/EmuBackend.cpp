@@ -121,10 +121,11 @@ public:
   /// The image of the variant, then the fast path's (pointers assumed
   /// 16-byte aligned, integers multiples of 16, view strides bounded on
   /// targets with range-checked accesses, as the GPU backends do),
-  /// unless both make the same code.
+  /// unless both make the same code; `set` narrows them as for the GPU
+  /// backends.
   llvm::Expected<std::vector<kiln::CodeObject>>
-  compileImages(ModuleOp variant, llvm::StringRef arch,
-                llvm::StringRef entry) override {
+  compileImages(ModuleOp variant, llvm::StringRef arch, llvm::StringRef entry,
+                kiln::ImageSet set) override {
     bool checked = variant->hasAttr("kiln.check_bounds");
     return kiln::gpu::compileWithFastPath(
         variant, arch.drop_front(kPrefix.size()), entry, emulation(), arch,
@@ -135,7 +136,8 @@ public:
           if (!image)
             return image.takeError();
           return std::vector<kiln::CodeObject>{std::move(*image)};
-        });
+        },
+        set);
   }
 
   bool makeFastPath(ModuleOp variant, llvm::StringRef arch) override {

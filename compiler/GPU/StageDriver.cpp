@@ -221,7 +221,7 @@ kiln::gpu::compileWithFastPath(ModuleOp variant, llvm::StringRef arch,
                                llvm::StringRef entry,
                                const BackendLowering &lowering,
                                llvm::StringRef targetName,
-                               CompileOneFn compileOne) {
+                               CompileOneFn compileOne, ImageSet set) {
   const GPUTarget *target = lookupGPUTarget(arch);
   if (!target)
     return makeError("unknown GPU arch '" + arch + "'");
@@ -239,6 +239,8 @@ kiln::gpu::compileWithFastPath(ModuleOp variant, llvm::StringRef arch,
       runGPUStage(variant, arch, entry, names, nullptr);
   if (!generic)
     return generic.takeError();
+  if (set == ImageSet::Generic)
+    return lowerAndCompile(*generic, entry);
   std::string genericCode = perThreadCode(*generic);
   OwningOpRef<ModuleOp> fast(cast<ModuleOp>(variant->clone()));
   StagedVariant fastStaged;
@@ -257,9 +259,18 @@ kiln::gpu::compileWithFastPath(ModuleOp variant, llvm::StringRef arch,
     else
       fastStaged = std::move(*failed);
   }
+  bool hasFastPath = !fastPath.assumes.empty() && fastStaged.module;
+  if (set == ImageSet::FastPath && hasFastPath) {
+    llvm::Expected<std::vector<CodeObject>> fastImages =
+        lowerAndCompile(fastStaged, (entry + "_a16").str());
+    if (fastImages)
+      for (CodeObject &o : *fastImages)
+        o.assumesJson = fastPath.assumes;
+    return fastImages;
+  }
   llvm::Expected<std::vector<CodeObject>> images =
       lowerAndCompile(*generic, entry);
-  if (!images || fastPath.assumes.empty() || !fastStaged.module)
+  if (!images || !hasFastPath)
     return images;
   llvm::Expected<std::vector<CodeObject>> fastImages =
       lowerAndCompile(fastStaged, (entry + "_a16").str());
@@ -329,10 +340,12 @@ kiln::gpu::GPUBackend::compile(ModuleOp variant, llvm::StringRef arch,
 
 llvm::Expected<std::vector<kiln::CodeObject>>
 kiln::gpu::GPUBackend::compileImages(ModuleOp variant, llvm::StringRef arch,
-                                     llvm::StringRef entry) {
+                                     llvm::StringRef entry, ImageSet set) {
   registerTargets();
-  return compileWithFastPath(variant, arch, entry, lowering(), arch,
-                             [&](StagedVariant &lowered, llvm::StringRef e) {
-                               return compileOne(lowered, arch, e);
-                             });
+  return compileWithFastPath(
+      variant, arch, entry, lowering(), arch,
+      [&](StagedVariant &lowered, llvm::StringRef e) {
+        return compileOne(lowered, arch, e);
+      },
+      set);
 }

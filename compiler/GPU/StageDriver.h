@@ -109,13 +109,18 @@ FastPathAssumptions addUsefulFastPathAssumptions(
 /// own `compileOne` (which takes a variant in the LLVM dialect). Each form
 /// goes through the stage once (plus the trials of
 /// addUsefulFastPathAssumptions), and equal code keys (CodeCache.h) drop a
-/// fast path whose code came out the same after all.
+/// fast path whose code came out the same after all. `set` narrows that:
+/// ImageSet::Generic builds the generic image alone (no trials);
+/// ImageSet::FastPath the fast path's alone, or the generic image where
+/// the variant has no fast path (no assumption changes its code, or the
+/// fast path is over a limit of `arch`).
 using CompileOneFn = llvm::function_ref<llvm::Expected<
     std::vector<CodeObject>>(StagedVariant &, llvm::StringRef)>;
 llvm::Expected<std::vector<CodeObject>>
 compileWithFastPath(mlir::ModuleOp variant, llvm::StringRef arch,
                     llvm::StringRef entry, const BackendLowering &lowering,
-                    llvm::StringRef target, CompileOneFn compileOne);
+                    llvm::StringRef target, CompileOneFn compileOne,
+                    ImageSet set = ImageSet::All);
 
 /// Adds the fast path's useful assumptions for `arch` to `variant`
 /// (addUsefulFastPathAssumptions against its generic per-thread code);
@@ -142,7 +147,7 @@ public:
                                      llvm::StringRef entry) override;
   llvm::Expected<std::vector<CodeObject>>
   compileImages(mlir::ModuleOp variant, llvm::StringRef arch,
-                llvm::StringRef entry) override;
+                llvm::StringRef entry, ImageSet set) override;
   bool makeFastPath(mlir::ModuleOp variant, llvm::StringRef arch) override;
 
 protected:

@@ -34,7 +34,7 @@ llvm::Error TargetBackend::setOption(llvm::StringRef name, llvm::StringRef) {
 
 llvm::Expected<std::vector<CodeObject>>
 TargetBackend::compileImages(mlir::ModuleOp variant, llvm::StringRef arch,
-                             llvm::StringRef entry) {
+                             llvm::StringRef entry, ImageSet) {
   llvm::Expected<CodeObject> object = compile(variant, arch, entry);
   if (!object)
     return object.takeError();

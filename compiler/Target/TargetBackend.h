@@ -65,6 +65,17 @@ private:
   std::string message;
 };
 
+/// Which of a variant's images compileImages builds. A GPU variant has a
+/// generic image (any arguments) and, where the fast path's assumptions
+/// change its code, a fast-path image; `kiln compile --generic-images`
+/// decides which variants get both (docs/codegen-gpu.md, "Which variants
+/// get a generic image").
+enum class ImageSet {
+  All,      ///< the generic image and the fast path's
+  FastPath, ///< the fast path's; the generic one where it is the only image
+  Generic,  ///< the generic image alone
+};
+
 class TargetBackend {
 public:
   virtual ~TargetBackend();
@@ -90,10 +101,12 @@ public:
   /// Every code object of one variant for `arch`: by default the one of
   /// compile(); a GPU backend adds, e.g., a cubin beside the PTX and a
   /// fast-path image that assumes 16-byte alignment (its `assumesJson`
-  /// says what), which the runtime picks from the actual arguments.
+  /// says what), which the runtime picks from the actual arguments; `set`
+  /// says which of them (a backend without fast paths has one image,
+  /// generic, for every set).
   virtual llvm::Expected<std::vector<CodeObject>>
   compileImages(mlir::ModuleOp variant, llvm::StringRef arch,
-                llvm::StringRef entry);
+                llvm::StringRef entry, ImageSet set = ImageSet::All);
   /// The stages this backend can show (`kiln compile --emit=STAGE`), e.g.
   /// {"gpu", "llvm", "ptx", "cubin"}; binary stages are listed by
   /// isBinaryStage.

@@ -330,7 +330,7 @@ private:
         return Candidates.front();
       if (AssumptionsFailed)
         return refused("no variant of kernel '" + K.Name + "' can run: " +
-                       NoCodeObject());
+                       NoCodeObject() + genericHint(Candidates));
       std::string Args;
       std::string Conds = failedConditions(Failed, Args);
       size_t Runnable = 0;
@@ -390,7 +390,8 @@ private:
         return refused("the variant" +
                        std::string(Matching.size() > 1 ? "s" : "") +
                        " of kernel '" + K.Name + "' with " + Asked +
-                       " cannot run: " + NoCodeObject());
+                       " cannot run: " + NoCodeObject() +
+                       genericHint(Candidates));
     std::string Args;
     std::string Conds = failedConditions(Failed, Args);
     return refused("the variant" + std::string(Matching.size() > 1 ? "s" : "") +
@@ -398,6 +399,25 @@ private:
                    " cannot run" + withArgs(Args) + ": " + Conds +
                    " do" + (Conds.rfind("launch conditions", 0) == 0 ? "" : "es") +
                    " not hold");
+  }
+
+  /// For a launch whose code objects all assume what the arguments break:
+  /// which variants can run them instead (a pinned variant's), and how to
+  /// give every variant a generic image (kiln compile --generic-images).
+  std::string genericHint(const std::vector<size_t> &Candidates) const {
+    std::string Out;
+    size_t Shown = 0;
+    for (size_t V : Candidates) {
+      if (Shown++ == 4) {
+        Out += ", ...";
+        break;
+      }
+      Out += (Out.empty() ? "(" : ", (") + K.variantConfig(K.Variants[V]) +
+             ")";
+    }
+    return (Out.empty() ? std::string() : "; variants that can: " + Out) +
+           " (`kiln compile --generic-images=all` gives every variant a "
+           "code object for any arguments)";
   }
 
   /// "BLOCK=256, warps=4; BLOCK=512, warps=4" (at most 8, then "...").

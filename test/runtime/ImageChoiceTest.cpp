@@ -218,7 +218,9 @@ TEST_F(ImageChoice, HeldConditionsPickTheImage) {
     EXPECT_EQ(P.error().message(),
               "no variant of kernel 'tag' can run: the code objects of kernel "
               "'tag' for this device assume '(&& (>= stride 0) (<= stride "
-              "64))', '(== (/ 16 (+ u 16)) 1)', which the arguments break");
+              "64))', '(== (/ 16 (+ u 16)) 1)', which the arguments break"
+            " (`kiln compile --generic-images=all` gives every variant a "
+            "code object for any arguments)");
   }
 }
 
@@ -258,7 +260,9 @@ TEST_F(ImageChoice, NoImageWhoseAssumptionsHold) {
   EXPECT_EQ(P.error().message(),
             "no variant of kernel 'tag' can run: the code objects of kernel "
             "'tag' for this device assume out 16-byte aligned, p 16-byte "
-            "aligned, which the arguments break");
+            "aligned, which the arguments break"
+            " (`kiln compile --generic-images=all` gives every variant a "
+            "code object for any arguments)");
   LaunchOptions O;
   O.Config = {{"BLOCK", 256}};
   auto P2 = K->plan(Args, O);
@@ -266,7 +270,9 @@ TEST_F(ImageChoice, NoImageWhoseAssumptionsHold) {
   EXPECT_EQ(P2.error().message(),
             "the variant of kernel 'tag' with BLOCK=256 cannot run: the code "
             "objects of kernel 'tag' for this device assume out 16-byte "
-            "aligned, p 16-byte aligned, which the arguments break");
+            "aligned, p 16-byte aligned, which the arguments break"
+            " (`kiln compile --generic-images=all` gives every variant a "
+            "code object for any arguments)");
 }
 
 TEST_F(ImageChoice, AssumptionsAndLaunchConditions) {
@@ -295,7 +301,9 @@ TEST_F(ImageChoice, AssumptionsAndLaunchConditions) {
   EXPECT_EQ(P.error().message(),
             "no variant of kernel 'tag' can run: the code objects of kernel "
             "'tag' for this device assume p 16-byte aligned, which the "
-            "arguments break");
+            "arguments break"
+            " (`kiln compile --generic-images=all` gives every variant a "
+            "code object for any arguments)");
   // Conditions that rule out every variant are reported as before.
   auto None = Tag->plan({Arg::pointer(Out), Arg::i32(600), Arg::i32(8),
                          Arg::pointer(Misaligned), Arg::u32(0)});

@@ -464,7 +464,9 @@ TEST_F(TensorMapCuda, BrokenRequirementsFallBackToTheGenericImage) {
   EXPECT_EQ(P.error().message(),
             "no variant of kernel 'tma' can run: the code objects of kernel "
             "'tma' for this device assume tensor map a within TMA's limits, "
-            "tensor map b within TMA's limits, which the arguments break");
+            "tensor map b within TMA's limits, which the arguments break"
+            " (`kiln compile --generic-images=all` gives every variant a "
+            "code object for any arguments)");
 }
 
 // Each requirement, checked on its own (the evaluation the planner and

@@ -34,6 +34,7 @@
 #include "kiln/runtime.h"
 #include "RunTool.h"
 #include "TuneTool.h"
+#include "tools/kiln/GenericImages.h"
 #include "tools/kiln/Launchers.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -144,6 +145,15 @@ const char *const kCompileOptions = R"(COMPILE OPTIONS:
   --fast-path           with --emit of a GPU stage: show each variant's
                         fast-path image (aligned arguments; TMA on sm_90a)
                         instead of its generic one
+  --generic-images=cover|all
+                        which GPU variants also get a generic image (for
+                        arguments the fast path's assumptions do not hold
+                        for: unaligned pointers, sizes not multiples of 16):
+                        cover (default) one per target and launch-condition
+                        group, the one needing the least shared memory, so
+                        every launch still runs; all: every variant, so such
+                        launches tune among them all (compiles take about
+                        twice as long)
   --tuned TABLE.json    keep only the variants a tuning table chose (kiln
                         tune export) plus each kernel's default variant, and
                         ship the table in the bundle: launches then use it
@@ -269,6 +279,8 @@ struct Options {
   bool planOnly = false;
   /// --fast-path: --emit shows the fast-path images.
   bool fastPath = false;
+  /// --generic-images: which GPU variants get a generic image.
+  driver::GenericImagePolicy genericImages = driver::GenericImagePolicy::Cover;
   /// --namespace NS: the launchers' C++ namespace (empty: the file's stem).
   std::string launcherNamespace;
   /// --time-report: print where the compile's time went.
@@ -401,6 +413,17 @@ std::optional<int> parseCompileArgs(llvm::ArrayRef<const char *> args,
       opts.checkBounds = true;
     } else if (a == "--fast-path") {
       opts.fastPath = true;
+    } else if (isLong("--generic-images")) {
+      auto v = value("--generic-images");
+      if (v && *v == "cover")
+        opts.genericImages = driver::GenericImagePolicy::Cover;
+      else if (v && *v == "all")
+        opts.genericImages = driver::GenericImagePolicy::All;
+      else
+        return usageError("--generic-images takes 'cover' (a generic image "
+                          "for enough variants that every launch runs) or "
+                          "'all' (every variant)" +
+                          (v ? ", not '" + *v + "'" : std::string()));
     } else if (isLong("--host-cpu")) {
       auto v = value("--host-cpu");
       if (!v || v->empty())
@@ -654,12 +677,13 @@ bundle::KernelSignature signatureOf(const dsl::KernelDecl &kernel,
 }
 
 /// Compiles one variant for one target into `objects` (one or more code
-/// objects); returns an exit code on failure. A variant that does not fit
+/// objects; `set` says which images); returns an exit code on failure. A variant that does not fit
 /// the target leaves `objects` empty and says why in `dropped`.
 std::optional<int> compileVariant(mlir::ModuleOp variantModule,
                                   const bundle::KernelMetadata &kernel,
                                   const bundle::VariantMetadata &variant,
                                   const ResolvedTarget &target,
+                                  ImageSet set,
                                   std::vector<CodeObject> &objects,
                                   std::string &dropped,
                                   llvm::raw_ostream &errs) {
@@ -687,7 +711,7 @@ std::optional<int> compileVariant(mlir::ModuleOp variantModule,
                           ? name
                           : bundle::variantName(name, variant.index);
   llvm::Expected<std::vector<CodeObject>> compiled =
-      target.backend->compileImages(*copy, target.arch, entry);
+      target.backend->compileImages(*copy, target.arch, entry, set);
   if (!compiled) {
     llvm::Error error = compiled.takeError();
     if (error.isA<ResourceLimitError>() && !reported) {
@@ -832,6 +856,7 @@ struct CompileJob {
   const ResolvedTarget *target = nullptr;
   const std::string *ir = nullptr; ///< the variant module, as text
   uint64_t order = 0; ///< its place in the compile (CodeCache)
+  ImageSet set = ImageSet::All; ///< which images (--generic-images)
   std::vector<CodeObject> objects;
   std::string dropped;
   std::optional<int> rc;
@@ -880,7 +905,8 @@ void runCompileJob(CompileJob &job, CodeCache &cache) {
   llvm::raw_string_ostream errs(job.errors);
   if (!inWorkerContext(*job.ir, job.diagnostics, [&](mlir::ModuleOp module) {
         job.rc = compileVariant(module, *job.kernel, *job.variant,
-                                *job.target, job.objects, job.dropped, errs);
+                                *job.target, job.set, job.objects,
+                                job.dropped, errs);
       })) {
     errs << "kiln: error: internal: variant " << job.variant->index
          << " of kernel '" << job.kernel->signature.name
@@ -1097,6 +1123,110 @@ launcherFile(const Options &opts, llvm::ArrayRef<KernelToEmit> kernels,
   return file;
 }
 
+/// --generic-images=cover, after every job compiled its fast path: per
+/// kernel, target and launch-condition group that has no generic image,
+/// its variant that needs the least shared memory gets one (the next one
+/// where that is over a limit of the target), added before its other
+/// images. The new jobs come after `jobs` in the compile's order, so the
+/// bundle is the same for any number of workers.
+std::optional<int> addGenericImages(
+    const std::vector<bundle::KernelMetadata> &kernels,
+    llvm::ArrayRef<ResolvedTarget> targets, std::vector<CompileJob> &jobs,
+    llvm::function_ref<std::optional<int>(std::vector<CompileJob> &)>
+        runBatch) {
+  struct Group {
+    std::vector<size_t> tries; ///< jobs, in the order to try them
+    size_t next = 0;
+    std::string read; ///< "BM=64": the const params the conditions read
+  };
+  std::vector<Group> groups;
+  for (const bundle::KernelMetadata &kernel : kernels) {
+    std::vector<std::string> read =
+        driver::namesInConditions(kernel.launchConditions);
+    for (const ResolvedTarget &target : targets) {
+      std::vector<size_t> ids;
+      std::vector<driver::CompiledVariant> compiled;
+      for (size_t i = 0; i < jobs.size(); ++i) {
+        const CompileJob &job = jobs[i];
+        if (job.kernel != &kernel || job.target != &target)
+          continue;
+        driver::CompiledVariant v;
+        v.variant = job.variant->index;
+        v.group = driver::conditionGroup(job.variant->constValues, read);
+        v.kept = job.dropped.empty();
+        v.hasGeneric = llvm::any_of(job.objects, driver::isGenericImage);
+        v.sharedBytes = driver::sharedBytesOf(job.objects);
+        ids.push_back(i);
+        compiled.push_back(std::move(v));
+      }
+      for (const std::vector<size_t> &tries :
+           driver::uncoveredGroups(compiled)) {
+        Group g;
+        for (size_t t : tries)
+          g.tries.push_back(ids[t]);
+        for (const auto &[name, value] : jobs[g.tries[0]].variant->constValues)
+          if (llvm::is_contained(read, name))
+            g.read += (g.read.empty() ? "" : ", ") + name + "=" +
+                      std::to_string(value);
+        groups.push_back(std::move(g));
+      }
+    }
+  }
+  uint64_t order = jobs.size();
+  std::vector<size_t> pending;
+  for (size_t g = 0; g < groups.size(); ++g)
+    pending.push_back(g);
+  while (!pending.empty()) {
+    std::vector<CompileJob> batch;
+    for (size_t g : pending) {
+      const CompileJob &from = jobs[groups[g].tries[groups[g].next]];
+      CompileJob job;
+      job.kernel = from.kernel;
+      job.variant = from.variant;
+      job.target = from.target;
+      job.ir = from.ir;
+      job.order = order++;
+      job.set = ImageSet::Generic;
+      batch.push_back(std::move(job));
+    }
+    if (std::optional<int> rc = runBatch(batch))
+      return rc;
+    std::vector<size_t> again;
+    for (size_t b = 0; b < batch.size(); ++b) {
+      Group &g = groups[pending[b]];
+      CompileJob &done = batch[b];
+      if (done.dropped.empty()) {
+        // A fast path whose code came out the same (equal code keys) is no
+        // image of its own, as under --generic-images=all.
+        std::vector<CodeObject> &objects = jobs[g.tries[g.next]].objects;
+        auto keyOf = [](const CodeObject &o) { return o.codeKey; };
+        bool same =
+            llvm::equal(llvm::map_range(objects, keyOf),
+                        llvm::map_range(done.objects, keyOf)) &&
+            llvm::none_of(objects,
+                          [](const CodeObject &o) { return o.codeKey.empty(); });
+        if (same)
+          objects.clear();
+        objects.insert(objects.begin(),
+                       std::make_move_iterator(done.objects.begin()),
+                       std::make_move_iterator(done.objects.end()));
+      } else if (++g.next < g.tries.size()) {
+        again.push_back(pending[b]);
+      } else {
+        llvm::errs() << "kiln: note: no variant of kernel '"
+                     << done.kernel->signature.name << "'"
+                     << (g.read.empty() ? "" : " with " + g.read)
+                     << " has a generic image for target '"
+                     << done.target->name << "' (" << done.dropped
+                     << "): its launches need arguments that its fast "
+                        "paths' assumptions hold for\n";
+      }
+    }
+    pending = std::move(again);
+  }
+  return std::nullopt;
+}
+
 int emitBundle(
     const Options &opts, mlir::ModuleOp specialized,
     llvm::ArrayRef<KernelToEmit> kernels, const dsl::Sema &sema,
@@ -1144,6 +1274,42 @@ int emitBundle(
   CodeCache cache;
   assert((!opts.planOnly || targets.size() == 1) &&
          "a plan-only bundle has one target");
+  // --generic-images=cover: every variant gets its fast path first, then
+  // the groups left without a generic image get one (GenericImages.h).
+  bool cover = opts.genericImages == driver::GenericImagePolicy::Cover &&
+               !opts.planOnly;
+  // Runs `batch`: on the workers, each in a context of its own, or here,
+  // in order, printing as it goes.
+  auto runBatch = [&](std::vector<CompileJob> &batch) -> std::optional<int> {
+    if (parallel) {
+      llvm::DefaultThreadPool pool(llvm::hardware_concurrency(workers));
+      for (CompileJob &job : batch)
+        pool.async([&job, &cache] { runCompileJob(job, cache); });
+      pool.wait();
+      mlir::MLIRContext &ctx = *specialized.getContext();
+      for (CompileJob &job : batch) {
+        for (const CollectedDiagnostic &d : job.diagnostics)
+          reemit(ctx, d);
+        llvm::errs() << job.errors;
+        if (job.rc)
+          return *job.rc;
+      }
+      return std::nullopt;
+    }
+    for (CompileJob &job : batch) {
+      mlir::ModuleOp variantModule = bundle::lookupVariantModule(
+          specialized, job.kernel->signature.name, job.variant->index);
+      CodeCacheScope scope(cache, job.order);
+      llvm::raw_string_ostream errs(job.errors);
+      job.rc = compileVariant(variantModule, *job.kernel, *job.variant,
+                              *job.target, job.set, job.objects, job.dropped,
+                              errs);
+      llvm::errs() << job.errors;
+      if (job.rc)
+        return *job.rc;
+    }
+    return std::nullopt;
+  };
   texts.reserve(variantCount);
   for (const bundle::KernelMetadata &kernel : *metadata)
     for (const bundle::VariantMetadata &variant : kernel.variants) {
@@ -1159,13 +1325,14 @@ int emitBundle(
         job.target = &target;
         job.ir = parallel ? &texts.back() : nullptr;
         job.order = jobs.size();
+        job.set = cover ? ImageSet::FastPath : ImageSet::All;
         if (opts.planOnly && !planObjects.empty()) {
           job.objects = planObjects;
         } else if (!parallel) {
           CodeCacheScope scope(cache, job.order);
           llvm::raw_string_ostream errs(job.errors);
           job.rc = compileVariant(variantModule, kernel, variant, target,
-                                  job.objects, job.dropped, errs);
+                                  job.set, job.objects, job.dropped, errs);
           llvm::errs() << job.errors;
           if (job.rc)
             return *job.rc;
@@ -1175,20 +1342,13 @@ int emitBundle(
         jobs.push_back(std::move(job));
       }
     }
-  if (parallel) {
-    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(workers));
-    for (CompileJob &job : jobs)
-      pool.async([&job, &cache] { runCompileJob(job, cache); });
-    pool.wait();
-    mlir::MLIRContext &ctx = *specialized.getContext();
-    for (CompileJob &job : jobs) {
-      for (const CollectedDiagnostic &d : job.diagnostics)
-        reemit(ctx, d);
-      llvm::errs() << job.errors;
-      if (job.rc)
-        return *job.rc;
-    }
-  }
+  if (parallel)
+    if (std::optional<int> rc = runBatch(jobs))
+      return *rc;
+  if (cover)
+    if (std::optional<int> rc = addGenericImages(*metadata, targets, jobs,
+                                                 runBatch))
+      return *rc;
   for (CompileJob &job : jobs) {
     const bundle::KernelMetadata &kernel = *job.kernel;
     const bundle::VariantMetadata &variant = *job.variant;
