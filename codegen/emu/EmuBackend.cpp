@@ -140,6 +140,12 @@ public:
         set);
   }
 
+  void canonicalizeVariant(ModuleOp variant, llvm::StringRef arch) override {
+    if (const kiln::gpu::GPUTarget *target =
+            kiln::gpu::lookupGPUTarget(arch.drop_front(kPrefix.size())))
+      kiln::gpu::canonicalizeStages(variant, *target);
+  }
+
   bool makeFastPath(ModuleOp variant, llvm::StringRef arch) override {
     return kiln::gpu::makeFastPath(variant, arch.drop_front(kPrefix.size()),
                                    emulation(), arch);

@@ -24,6 +24,15 @@ namespace kiln::gpu {
 /// backend and the emulator run exactly this.
 void buildGPUStagePipeline(mlir::OpPassManager &pm, llvm::StringRef arch);
 
+/// The same passes in consecutive parts, buildGPUStagePipeline being them
+/// in order: 0 views, layouts and conversion removal; 1 pipelining; 2 the
+/// per-thread conversion and what follows. A fast-path trial compares its
+/// module with the reference's after part 1 and stops there when they
+/// differ (addUsefulFastPathAssumptions).
+constexpr unsigned kGPUStageParts = 3;
+void buildGPUStagePart(mlir::OpPassManager &pm, llvm::StringRef arch,
+                       unsigned part);
+
 } // namespace kiln::gpu
 
 #endif // KILN_COMPILER_GPU_PASSES_H

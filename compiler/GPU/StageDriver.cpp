@@ -23,7 +23,8 @@ llvm::Error makeError(const llvm::Twine &msg) {
 llvm::Expected<kiln::gpu::StagedVariant> kiln::gpu::runGPUStage(
     ModuleOp variant, llvm::StringRef arch, llvm::StringRef entry,
     const StageNames &names,
-    llvm::function_ref<void(OpPassManager &)> addBackendPasses) {
+    llvm::function_ref<void(OpPassManager &)> addBackendPasses,
+    StageCheckpoints checkpoints) {
   StagedVariant result;
   result.target = lookupGPUTarget(arch);
   if (!result.target)
@@ -51,12 +52,25 @@ llvm::Expected<kiln::gpu::StagedVariant> kiln::gpu::runGPUStage(
 
   MLIRContext *ctx = variant.getContext();
   timing::Phase phase(names.phase);
-  PassManager stage(ctx);
-  buildGPUStagePipeline(stage, arch);
-  timing::instrument(stage);
-  if (failed(stage.run(*module)))
-    return makeError(names.what + " lowering of '" + entry + "' for " +
-                     names.target + " failed");
+  for (unsigned part = 0; part < kGPUStageParts; ++part) {
+    PassManager stage(ctx);
+    buildGPUStagePart(stage, arch, part);
+    timing::instrument(stage);
+    if (failed(stage.run(*module)))
+      return makeError(names.what + " lowering of '" + entry + "' for " +
+                       names.target + " failed");
+    // After pipelining, not after layout assignment: a trial's layouts
+    // may differ where its code does not (the loads that pipelining makes
+    // tensor copies; docs/codegen-gpu.md, "Unannotated kernels: the fast
+    // path").
+    if (part != 1 || (!checkpoints.record && !checkpoints.compare))
+      continue;
+    std::string code = moduleCode(*module);
+    if (checkpoints.record)
+      *checkpoints.record = std::move(code);
+    else if (*checkpoints.compare != code)
+      return makeError("differs from the reference after pipelining");
+  }
   if (auto w = (*module)->getAttrOfType<IntegerAttr>(
           KilnGPUDialect::getWarpsAttrName()))
     result.warps = w.getInt();
@@ -132,10 +146,13 @@ llvm::Error kiln::gpu::lowerStagedVariant(
 }
 
 std::string kiln::gpu::perThreadCode(const StagedVariant &staged) {
+  return moduleCode(*staged.module);
+}
+
+std::string kiln::gpu::moduleCode(ModuleOp module) {
   // The kernel's name and argument attributes are left out for the print
   // and put back.
   timing::Phase phase("GPU stage: per-thread text");
-  ModuleOp module = *staged.module;
   std::vector<std::pair<func::FuncOp, std::pair<StringAttr, ArrayAttr>>> saved;
   for (auto fn : module.getOps<func::FuncOp>()) {
     saved.push_back({fn, {fn.getSymNameAttr(), fn.getAllArgAttrs()}});
@@ -159,11 +176,13 @@ kiln::gpu::FastPathAssumptions kiln::gpu::addUsefulFastPathAssumptions(
     const std::string *generic, StagedVariant *staged) {
   StageNames names{"fast-path", arch.str()};
   // `trial` through the stage, and its per-thread code ("" when the stage
-  // fails).
-  auto stage = [&](ModuleOp trial, StagedVariant &out, const char *phase) {
+  // fails, or stops where it differs from the reference's).
+  std::string checkpoint;
+  auto stage = [&](ModuleOp trial, StagedVariant &out, const char *phase,
+                   StageCheckpoints check) {
     names.phase = phase;
-    llvm::Expected<StagedVariant> s =
-        runGPUStage(trial, arch, "kiln_fast_path", names, nullptr);
+    llvm::Expected<StagedVariant> s = runGPUStage(
+        trial, arch, "kiln_fast_path", names, nullptr, check);
     if (!s) {
       llvm::consumeError(s.takeError());
       return std::string();
@@ -177,9 +196,10 @@ kiln::gpu::FastPathAssumptions kiln::gpu::addUsefulFastPathAssumptions(
   StagedVariant kept;
   // (Tensor maps' range conditions may be all there is: every parameter
   // promised.)
-  std::string reference = all.assumes.empty() ? std::string()
-                                              : stage(*full, kept,
-                                                      "GPU stage: fast path");
+  std::string reference =
+      all.assumes.empty()
+          ? std::string()
+          : stage(*full, kept, "GPU stage: fast path", {&checkpoint, nullptr});
   if (!reference.empty() && generic && reference == *generic) {
     // The full set changes nothing: no fast path.
     exclude = all.params;
@@ -193,7 +213,8 @@ kiln::gpu::FastPathAssumptions kiln::gpu::addUsefulFastPathAssumptions(
           generic)
         return false;
       StagedVariant tried;
-      if (stage(*trial, tried, "GPU stage: fast-path trials") != reference)
+      if (stage(*trial, tried, "GPU stage: fast-path trials",
+                {nullptr, &checkpoint}) != reference)
         return false;
       kept = std::move(tried);
       return true;
@@ -315,6 +336,25 @@ bool kiln::gpu::GPUBackend::makeFastPath(ModuleOp variant,
                                         llvm::StringRef arch) {
   registerTargets();
   return kiln::gpu::makeFastPath(variant, arch, lowering(), arch);
+}
+
+void kiln::gpu::canonicalizeStages(ModuleOp variant, const GPUTarget &target) {
+  if (target.hasAsyncCopy || target.hasTensorCopy)
+    return;
+  auto dict = variant->getAttrOfType<DictionaryAttr>("kiln.variant");
+  auto stages = dict ? dict.getAs<IntegerAttr>("stages") : IntegerAttr();
+  if (!stages || stages.getInt() <= 2)
+    return;
+  NamedAttrList attrs(dict);
+  attrs.set("stages", IntegerAttr::get(stages.getType(), 2));
+  variant->setAttr("kiln.variant", attrs.getDictionary(variant.getContext()));
+}
+
+void kiln::gpu::GPUBackend::canonicalizeVariant(ModuleOp variant,
+                                                llvm::StringRef arch) {
+  registerTargets();
+  if (const GPUTarget *target = lookupGPUTarget(arch))
+    canonicalizeStages(variant, *target);
 }
 
 bool kiln::gpu::GPUBackend::handlesArch(llvm::StringRef arch) const {

@@ -71,13 +71,26 @@ struct BackendLowering {
                                       bool gpuOnly) const;
 };
 
+/// A fast-path trial against its reference (addUsefulFastPathAssumptions):
+/// the reference's stage records its module's code (moduleCode) after
+/// pipelining, the first two of the stage's parts (buildGPUStagePart); a
+/// trial's compares its own there and stops, failing, when it differs:
+/// the rest of the stage then runs on a different input. (Equal there, a
+/// trial runs to the end: the per-thread conversion reads the
+/// assumptions too.)
+struct StageCheckpoints {
+  std::string *record = nullptr;
+  const std::string *compare = nullptr;
+};
+
 /// Runs a copy of `variant` through buildGPUStagePipeline(arch) with its
 /// kernel named `entry`, then the passes `addBackendPasses` adds (none when
 /// null; see lowerStagedVariant). Limits are reported against `arch`.
 llvm::Expected<StagedVariant> runGPUStage(
     mlir::ModuleOp variant, llvm::StringRef arch, llvm::StringRef entry,
     const StageNames &names,
-    llvm::function_ref<void(mlir::OpPassManager &)> addBackendPasses);
+    llvm::function_ref<void(mlir::OpPassManager &)> addBackendPasses,
+    StageCheckpoints checkpoints = {});
 
 /// Names the kernel of a variant after the GPU stage `entry` and runs the
 /// backend's passes on it.
@@ -129,11 +142,20 @@ compileWithFastPath(mlir::ModuleOp variant, llvm::StringRef arch,
 bool makeFastPath(mlir::ModuleOp variant, llvm::StringRef arch,
                   const BackendLowering &lowering, llvm::StringRef target);
 
+/// What GPUBackend::canonicalizeVariant does for `target`, for every GPU
+/// backend: on a target without asynchronous or tensor copies
+/// tile-gpu-pipeline runs the loads one iteration ahead through registers
+/// whatever `stages` says from 2 up, so such a `stages` becomes 2.
+void canonicalizeStages(mlir::ModuleOp variant, const GPUTarget &target);
+
 /// The per-thread form of a variant after the GPU stage as text, its
 /// kernel named alike whatever `staged` names it and the kernels'
 /// argument attributes, the promises, left out: equal texts make equal
 /// code on every backend (none reads the attributes).
 std::string perThreadCode(const StagedVariant &staged);
+
+/// The same text for a module at any point of the stage.
+std::string moduleCode(mlir::ModuleOp module);
 
 /// What the GPU backends that compile a variant to one code object per
 /// entry share (codegen/nvptx, codegen/amdgpu): they handle the archs whose
@@ -149,6 +171,8 @@ public:
   compileImages(mlir::ModuleOp variant, llvm::StringRef arch,
                 llvm::StringRef entry, ImageSet set) override;
   bool makeFastPath(mlir::ModuleOp variant, llvm::StringRef arch) override;
+  void canonicalizeVariant(mlir::ModuleOp variant,
+                           llvm::StringRef arch) override;
 
 protected:
   /// Registers the backend's target descriptions (once).

@@ -79,32 +79,48 @@ int64_t kiln::gpu::getElementBytes(Type type) {
 }
 
 void kiln::gpu::buildGPUStagePipeline(OpPassManager &pm, StringRef arch) {
-  pm.addPass(createTileGPUBindLaunchConditions());
-  TileGPULowerViewsOptions views;
-  if (const GPUTarget *target = lookupGPUTarget(arch))
-    views.relativeOffsets = target->hasRangeCheckedAccess;
-  pm.addPass(createTileGPULowerViews(views));
-  TileGPUAssignLayoutsOptions assign;
-  assign.target = arch.str();
-  pm.addPass(createTileGPUAssignLayouts(assign));
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createTileGPURemoveConversions());
-  pm.addPass(createCSEPass());
-  pm.addPass(createTileGPUPipeline());
-  pm.addPass(createCSEPass());
-  pm.addPass(createConvertTileToGPUThreads());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  // Over the shared-memory limit: the backend drops the variant.
-  TileGPUAllocateSharedOptions allocate;
-  allocate.recordOnly = true;
-  pm.addPass(createTileGPUAllocateShared(allocate));
-  pm.addPass(createTileGPUInsertBarriers());
-  // Conversions from and to fp8 on bit patterns, here rather than in each
-  // backend so that the emulator runs what the GPUs run.
-  kiln::TileExpandFp8Options fp8;
-  fp8.asI8 = true;
-  pm.addPass(kiln::createTileExpandFp8(fp8));
+  for (unsigned part = 0; part < kGPUStageParts; ++part)
+    buildGPUStagePart(pm, arch, part);
+}
+
+void kiln::gpu::buildGPUStagePart(OpPassManager &pm, StringRef arch,
+                                  unsigned part) {
+  switch (part) {
+  case 0: {
+    pm.addPass(createTileGPUBindLaunchConditions());
+    TileGPULowerViewsOptions views;
+    if (const GPUTarget *target = lookupGPUTarget(arch))
+      views.relativeOffsets = target->hasRangeCheckedAccess;
+    pm.addPass(createTileGPULowerViews(views));
+    TileGPUAssignLayoutsOptions assign;
+    assign.target = arch.str();
+    pm.addPass(createTileGPUAssignLayouts(assign));
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createTileGPURemoveConversions());
+    pm.addPass(createCSEPass());
+    return;
+  }
+  case 1:
+    pm.addPass(createTileGPUPipeline());
+    pm.addPass(createCSEPass());
+    return;
+  default: {
+    pm.addPass(createConvertTileToGPUThreads());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+    // Over the shared-memory limit: the backend drops the variant.
+    TileGPUAllocateSharedOptions allocate;
+    allocate.recordOnly = true;
+    pm.addPass(createTileGPUAllocateShared(allocate));
+    pm.addPass(createTileGPUInsertBarriers());
+    // Conversions from and to fp8 on bit patterns, here rather than in
+    // each backend so that the emulator runs what the GPUs run.
+    kiln::TileExpandFp8Options fp8;
+    fp8.asI8 = true;
+    pm.addPass(kiln::createTileExpandFp8(fp8));
+    return;
+  }
+  }
 }
 
 std::optional<int64_t> kiln::gpu::getNonNegativeBound(Value v, int depth) {

@@ -118,6 +118,13 @@ public:
   virtual bool makeFastPath(mlir::ModuleOp variant, llvm::StringRef arch) {
     return false;
   }
+  /// Makes equal in `variant` what this backend's code for `arch` does not
+  /// depend on (the AMD targets pipeline any `stages` from 2 up alike: it
+  /// becomes 2), so that variants whose modules then print the same are
+  /// compiled once for `arch` (the driver gives the later ones the first
+  /// one's code objects). By default nothing.
+  virtual void canonicalizeVariant(mlir::ModuleOp variant,
+                                   llvm::StringRef arch) {}
   /// One variant at `stage` (text or bytes). User errors are diagnostics;
   /// a missing tool (e.g. ptxas for a cubin) is an llvm::Error.
   virtual llvm::Expected<std::string> emitStage(mlir::ModuleOp variant,

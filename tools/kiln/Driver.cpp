@@ -857,6 +857,9 @@ struct CompileJob {
   const std::string *ir = nullptr; ///< the variant module, as text
   uint64_t order = 0; ///< its place in the compile (CodeCache)
   ImageSet set = ImageSet::All; ///< which images (--generic-images)
+  /// The earlier job whose code objects this one takes: its variant's
+  /// module is the same for the target's backend (canonicalizeVariant).
+  std::optional<size_t> aliasOf;
   std::vector<CodeObject> objects;
   std::string dropped;
   std::optional<int> rc;
@@ -897,6 +900,22 @@ bool inWorkerContext(const std::string &ir,
     return false;
   work(*module);
   return true;
+}
+
+/// The key of a variant module as `target`'s backend sees it
+/// (TargetBackend::canonicalizeVariant): equal keys, equal code objects.
+std::string canonicalVariantKey(mlir::ModuleOp variant,
+                                const ResolvedTarget &target) {
+  kiln::timing::Phase phase("code key");
+  mlir::OwningOpRef<mlir::ModuleOp> copy(
+      llvm::cast<mlir::ModuleOp>(variant->clone()));
+  (*copy)->removeAttr("sym_name");
+  (*copy)->removeAttr("kiln.variant_index");
+  target.backend->canonicalizeVariant(*copy, target.arch);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  copy->print(os);
+  return textKey(text, "variant;" + target.name);
 }
 
 /// Compiles a job in a context of its own.
@@ -1284,7 +1303,8 @@ int emitBundle(
     if (parallel) {
       llvm::DefaultThreadPool pool(llvm::hardware_concurrency(workers));
       for (CompileJob &job : batch)
-        pool.async([&job, &cache] { runCompileJob(job, cache); });
+        if (!job.aliasOf)
+          pool.async([&job, &cache] { runCompileJob(job, cache); });
       pool.wait();
       mlir::MLIRContext &ctx = *specialized.getContext();
       for (CompileJob &job : batch) {
@@ -1297,6 +1317,8 @@ int emitBundle(
       return std::nullopt;
     }
     for (CompileJob &job : batch) {
+      if (job.aliasOf)
+        continue;
       mlir::ModuleOp variantModule = bundle::lookupVariantModule(
           specialized, job.kernel->signature.name, job.variant->index);
       CodeCacheScope scope(cache, job.order);
@@ -1311,6 +1333,15 @@ int emitBundle(
     return std::nullopt;
   };
   texts.reserve(variantCount);
+  // Per kernel and target, the first job of each canonical variant key
+  // (canonicalVariantKey): later jobs with that key take its objects.
+  std::map<std::string, size_t> firstOfKey;
+  // Gives alias jobs their leader's outcome (the leader is earlier).
+  auto takeLeader = [&](CompileJob &job) {
+    const CompileJob &leader = jobs[*job.aliasOf];
+    job.objects = leader.objects;
+    job.dropped = leader.dropped;
+  };
   for (const bundle::KernelMetadata &kernel : *metadata)
     for (const bundle::VariantMetadata &variant : kernel.variants) {
       mlir::ModuleOp variantModule = bundle::lookupVariantModule(
@@ -1326,8 +1357,19 @@ int emitBundle(
         job.ir = parallel ? &texts.back() : nullptr;
         job.order = jobs.size();
         job.set = cover ? ImageSet::FastPath : ImageSet::All;
+        if (!opts.planOnly) {
+          auto [it, first] = firstOfKey.try_emplace(
+              kernel.signature.name + '\0' +
+                  canonicalVariantKey(variantModule, target),
+              jobs.size());
+          if (!first)
+            job.aliasOf = it->second;
+        }
         if (opts.planOnly && !planObjects.empty()) {
           job.objects = planObjects;
+        } else if (job.aliasOf) {
+          if (!parallel)
+            takeLeader(job);
         } else if (!parallel) {
           CodeCacheScope scope(cache, job.order);
           llvm::raw_string_ostream errs(job.errors);
@@ -1342,9 +1384,13 @@ int emitBundle(
         jobs.push_back(std::move(job));
       }
     }
-  if (parallel)
+  if (parallel) {
     if (std::optional<int> rc = runBatch(jobs))
       return *rc;
+    for (CompileJob &job : jobs)
+      if (job.aliasOf)
+        takeLeader(job);
+  }
   if (cover)
     if (std::optional<int> rc = addGenericImages(*metadata, targets, jobs,
                                                  runBatch))
