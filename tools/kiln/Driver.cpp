@@ -677,8 +677,9 @@ bundle::KernelSignature signatureOf(const dsl::KernelDecl &kernel,
 }
 
 /// Compiles one variant for one target into `objects` (one or more code
-/// objects; `set` says which images); returns an exit code on failure. A variant that does not fit
-/// the target leaves `objects` empty and says why in `dropped`.
+/// objects; `set` says which images); returns an exit code on failure. A
+/// variant that does not fit the target leaves `objects` empty and says
+/// why in `dropped`.
 std::optional<int> compileVariant(mlir::ModuleOp variantModule,
                                   const bundle::KernelMetadata &kernel,
                                   const bundle::VariantMetadata &variant,

@@ -1,4 +1,4 @@
-//===- GenericImages.h - Which variants get a generic image ------*- C++ -*-===//
+//===- GenericImages.h - Which variants get a generic image ----*- C++ -*-===//
 //
 // A GPU variant's fast-path image assumes things of the arguments (16-byte
 // aligned pointers, integers that are multiples of 16, bounded strides);
