@@ -173,7 +173,8 @@ std::string kiln::gpu::moduleCode(ModuleOp module) {
 
 kiln::gpu::FastPathAssumptions kiln::gpu::addUsefulFastPathAssumptions(
     ModuleOp module, llvm::StringRef arch, const GPUTarget &target,
-    const std::string *generic, StagedVariant *staged) {
+    const std::string *generic, StagedVariant *staged,
+    const LazyGeneric *lazyGeneric) {
   StageNames names{"fast-path", arch.str()};
   // `trial` through the stage, and its per-thread code ("" when the stage
   // fails, or stops where it differs from the reference's).
@@ -200,7 +201,22 @@ kiln::gpu::FastPathAssumptions kiln::gpu::addUsefulFastPathAssumptions(
       all.assumes.empty()
           ? std::string()
           : stage(*full, kept, "GPU stage: fast path", {&checkpoint, nullptr});
-  if (!reference.empty() && generic && reference == *generic) {
+  // Whether the generic form's code is known to differ from the
+  // reference's; with a lazy generic form, its trial tells.
+  bool genericDiffers = generic && reference != *generic;
+  bool noFastPath = !reference.empty() && generic && !genericDiffers;
+  if (!reference.empty() && !generic && lazyGeneric) {
+    StagedVariant tried;
+    if (stage(lazyGeneric->variant, tried, "GPU stage",
+              {nullptr, &checkpoint}) == reference) {
+      noFastPath = true;
+      if (lazyGeneric->staged)
+        *lazyGeneric->staged = std::move(tried);
+    } else {
+      genericDiffers = true;
+    }
+  }
+  if (noFastPath) {
     // The full set changes nothing: no fast path.
     exclude = all.params;
   } else if (!reference.empty()) {
@@ -210,7 +226,7 @@ kiln::gpu::FastPathAssumptions kiln::gpu::addUsefulFastPathAssumptions(
     auto sameCode = [&](llvm::ArrayRef<std::string> without) {
       OwningOpRef<ModuleOp> trial(cast<ModuleOp>(module->clone()));
       if (addFastPathAssumptions(*trial, target, without).assumes.empty() &&
-          generic)
+          genericDiffers)
         return false;
       StagedVariant tried;
       if (stage(*trial, tried, "GPU stage: fast-path trials",
@@ -256,17 +272,39 @@ kiln::gpu::compileWithFastPath(ModuleOp variant, llvm::StringRef arch,
       return std::move(err);
     return compileOne(staged, e);
   };
-  llvm::Expected<StagedVariant> generic =
-      runGPUStage(variant, arch, entry, names, nullptr);
-  if (!generic)
-    return generic.takeError();
+  // The generic form through the stage first, but for the fast path
+  // alone, where it runs (lazily) only as far as it takes to tell that it
+  // differs from the fast path's (LazyGeneric).
+  std::optional<StagedVariant> generic;
+  auto runGeneric = [&]() -> llvm::Error {
+    llvm::Expected<StagedVariant> staged =
+        runGPUStage(variant, arch, entry, names, nullptr);
+    if (!staged)
+      return staged.takeError();
+    generic = std::move(*staged);
+    return llvm::Error::success();
+  };
+  if (set != ImageSet::FastPath)
+    if (llvm::Error e = runGeneric())
+      return std::move(e);
   if (set == ImageSet::Generic)
     return lowerAndCompile(*generic, entry);
-  std::string genericCode = perThreadCode(*generic);
+  std::string genericCode = generic ? perThreadCode(*generic) : "";
   OwningOpRef<ModuleOp> fast(cast<ModuleOp>(variant->clone()));
   StagedVariant fastStaged;
+  StagedVariant lazyStaged;
+  LazyGeneric lazy{variant, &lazyStaged};
   FastPathAssumptions fastPath = addUsefulFastPathAssumptions(
-      *fast, arch, *target, &genericCode, &fastStaged);
+      *fast, arch, *target, generic ? &genericCode : nullptr, &fastStaged,
+      generic ? nullptr : &lazy);
+  if (!generic && (fastPath.assumes.empty() || !fastStaged.module)) {
+    // No fast path: the generic image after all (its stage ran to the end
+    // when it made the fast path's code).
+    if (lazyStaged.module)
+      generic = std::move(lazyStaged);
+    else if (llvm::Error e = runGeneric())
+      return std::move(e);
+  }
   if (!fastPath.assumes.empty() && !fastStaged.module) {
     // The stage failed on the fast path: over a limit (more shared memory
     // for its tensor copies, say), the generic image serves alone; any

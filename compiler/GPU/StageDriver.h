@@ -109,9 +109,21 @@ lowerStagedVariant(StagedVariant &staged, llvm::StringRef entry,
 /// no assumption is added. `staged`, when given, receives `module` through
 /// the GPU stage with the assumptions kept (nothing with none, or when the
 /// stage fails on the full set).
+/// The generic form for addUsefulFastPathAssumptions when the caller has
+/// not run it (compileWithFastPath for ImageSet::FastPath): `variant` goes
+/// through the stage after the reference, as a trial, stopping after
+/// pipelining where it differs (then the variant has a fast path and its
+/// generic form is not needed); when it makes the reference's code instead,
+/// `staged` receives it.
+struct LazyGeneric {
+  mlir::ModuleOp variant;
+  StagedVariant *staged = nullptr;
+};
+
 FastPathAssumptions addUsefulFastPathAssumptions(
     mlir::ModuleOp module, llvm::StringRef arch, const GPUTarget &target,
-    const std::string *generic = nullptr, StagedVariant *staged = nullptr);
+    const std::string *generic = nullptr, StagedVariant *staged = nullptr,
+    const LazyGeneric *lazyGeneric = nullptr);
 
 /// The images of `variant` (entry `entry`) and, unless the fast path's
 /// assumptions for `arch` (addFastPathAssumptions: 16-byte aligned

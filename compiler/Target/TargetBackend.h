@@ -122,7 +122,9 @@ public:
   /// depend on (the AMD targets pipeline any `stages` from 2 up alike: it
   /// becomes 2), so that variants whose modules then print the same are
   /// compiled once for `arch` (the driver gives the later ones the first
-  /// one's code objects). By default nothing.
+  /// one's code objects; it keeps apart variants whose launch conditions
+  /// read different const-param values, which tile-gpu-bind-launch-
+  /// conditions builds into the code). By default nothing.
   virtual void canonicalizeVariant(mlir::ModuleOp variant,
                                    llvm::StringRef arch) {}
   /// One variant at `stage` (text or bytes). User errors are diagnostics;

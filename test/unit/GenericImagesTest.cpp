@@ -50,6 +50,13 @@ TEST(GenericImages, GenericAndSharedBytes) {
   EXPECT_TRUE(isGenericImage(generic));
   EXPECT_TRUE(isGenericImage(none));
   EXPECT_FALSE(isGenericImage(fast));
+  // Every parameter promised: a fast path with tensor maps alone (their
+  // requirements may fail at launch) is no generic image.
+  CodeObject maps;
+  maps.tensorMapsJson = R"([{"param":"a"}])";
+  EXPECT_FALSE(isGenericImage(maps));
+  maps.tensorMapsJson = "[]";
+  EXPECT_TRUE(isGenericImage(maps));
   EXPECT_EQ(sharedBytesOf({generic, fast}), 20512);
   EXPECT_EQ(sharedBytesOf({none}), 0);
   EXPECT_EQ(sharedBytesOf({}), 0);

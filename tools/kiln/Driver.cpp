@@ -905,7 +905,12 @@ bool inWorkerContext(const std::string &ir,
 
 /// The key of a variant module as `target`'s backend sees it
 /// (TargetBackend::canonicalizeVariant): equal keys, equal code objects.
+/// The values of the const params that the launch conditions read are
+/// part of it: tile-gpu-bind-launch-conditions builds them into the code
+/// (a condition on `stages` makes it matter on any target).
 std::string canonicalVariantKey(mlir::ModuleOp variant,
+                                const bundle::KernelMetadata &kernel,
+                                const bundle::VariantMetadata &info,
                                 const ResolvedTarget &target) {
   kiln::timing::Phase phase("code key");
   mlir::OwningOpRef<mlir::ModuleOp> copy(
@@ -916,7 +921,11 @@ std::string canonicalVariantKey(mlir::ModuleOp variant,
   std::string text;
   llvm::raw_string_ostream os(text);
   copy->print(os);
-  return textKey(text, "variant;" + target.name);
+  std::string salt = "variant;" + target.name;
+  for (int64_t value : driver::conditionGroup(
+           info.constValues, driver::namesInConditions(kernel.launchConditions)))
+    salt += ";" + std::to_string(value);
+  return textKey(text, salt);
 }
 
 /// Compiles a job in a context of its own.
@@ -1361,7 +1370,8 @@ int emitBundle(
         if (!opts.planOnly) {
           auto [it, first] = firstOfKey.try_emplace(
               kernel.signature.name + '\0' +
-                  canonicalVariantKey(variantModule, target),
+                  canonicalVariantKey(variantModule, kernel, variant,
+                                      target),
               jobs.size());
           if (!first)
             job.aliasOf = it->second;

@@ -50,11 +50,18 @@ conditionGroup(const std::vector<std::pair<std::string, int64_t>> &constValues,
 }
 
 bool isGenericImage(const CodeObject &object) {
-  if (object.assumesJson.empty())
-    return true;
-  nlohmann::json j = nlohmann::json::parse(object.assumesJson, nullptr,
-                                           /*allow_exceptions=*/false);
-  return j.is_object() && j.empty();
+  // Tensor maps are assumptions too (their requirements are checked at
+  // each launch): a fast path whose parameters are all promised may have
+  // nothing else.
+  auto empty = [](const std::string &text, bool array) {
+    if (text.empty())
+      return true;
+    nlohmann::json j = nlohmann::json::parse(text, nullptr,
+                                             /*allow_exceptions=*/false);
+    return (array ? j.is_array() : j.is_object()) && j.empty();
+  };
+  return empty(object.assumesJson, false) &&
+         empty(object.tensorMapsJson, true);
 }
 
 int64_t sharedBytesOf(const std::vector<CodeObject> &objects) {

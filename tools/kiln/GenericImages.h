@@ -41,7 +41,8 @@ std::vector<int64_t>
 conditionGroup(const std::vector<std::pair<std::string, int64_t>> &constValues,
                const std::vector<std::string> &read);
 
-/// True when `object` assumes nothing of the arguments.
+/// True when `object` assumes nothing of the arguments: no assumptions
+/// and no tensor maps (whose requirements the runtime checks at launch).
 bool isGenericImage(const CodeObject &object);
 
 /// The most shared memory any of `objects` needs (their resources'
