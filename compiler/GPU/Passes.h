@@ -24,12 +24,12 @@ namespace kiln::gpu {
 /// backend and the emulator run exactly this.
 void buildGPUStagePipeline(mlir::OpPassManager &pm, llvm::StringRef arch);
 
-/// The same passes in consecutive parts, buildGPUStagePipeline being them
-/// in order: 0 views, layouts and conversion removal; 1 pipelining; 2 the
+/// The same passes in two parts, buildGPUStagePipeline being both in
+/// order: 0 views, layouts, conversion removal and pipelining; 1 the
 /// per-thread conversion and what follows. A fast-path trial compares its
-/// module with the reference's after part 1 and stops there when they
+/// module with the reference's between them and stops there when they
 /// differ (addUsefulFastPathAssumptions).
-constexpr unsigned kGPUStageParts = 3;
+constexpr unsigned kGPUStageParts = 2;
 void buildGPUStagePart(mlir::OpPassManager &pm, llvm::StringRef arch,
                        unsigned part);
 

@@ -6,6 +6,7 @@
 #include "compiler/GPU/Passes.h"
 #include "compiler/GPU/StageUtils.h"
 #include "compiler/GPU/TargetDesc.h"
+#include "compiler/Target/CodeCache.h"
 #include "compiler/Target/TargetBackend.h"
 #include "compiler/Target/TimeReport.h"
 
@@ -63,7 +64,7 @@ llvm::Expected<kiln::gpu::StagedVariant> kiln::gpu::runGPUStage(
     // may differ where its code does not (the loads that pipelining makes
     // tensor copies; docs/codegen-gpu.md, "Unannotated kernels: the fast
     // path").
-    if (part != 1 || (!checkpoints.record && !checkpoints.compare))
+    if (part != 0 || (!checkpoints.record && !checkpoints.compare))
       continue;
     std::string code = moduleCode(*module);
     if (checkpoints.record)
@@ -338,12 +339,7 @@ kiln::gpu::compileWithFastPath(ModuleOp variant, llvm::StringRef arch,
   // Same code after all (the keys leave the entry's name out; they hold
   // the tensor maps too): inside a compile the fast path's build was the
   // generic image's.
-  auto keyOf = [](const CodeObject &o) { return o.codeKey; };
-  if (llvm::equal(llvm::map_range(*images, keyOf),
-                  llvm::map_range(*fastImages, keyOf)) &&
-      llvm::all_of(*images, [](const CodeObject &o) {
-        return !o.codeKey.empty();
-      }))
+  if (kiln::sameBuilds(*images, *fastImages))
     return images;
   for (CodeObject &o : *fastImages) {
     o.assumesJson = fastPath.assumes;

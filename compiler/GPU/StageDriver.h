@@ -73,7 +73,7 @@ struct BackendLowering {
 
 /// A fast-path trial against its reference (addUsefulFastPathAssumptions):
 /// the reference's stage records its module's code (moduleCode) after
-/// pipelining, the first two of the stage's parts (buildGPUStagePart); a
+/// pipelining, the first of the stage's two parts (buildGPUStagePart); a
 /// trial's compares its own there and stops, failing, when it differs:
 /// the rest of the stage then runs on a different input. (Equal there, a
 /// trial runs to the end: the per-thread conversion reads the

@@ -98,12 +98,10 @@ void kiln::gpu::buildGPUStagePart(OpPassManager &pm, StringRef arch,
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createTileGPURemoveConversions());
     pm.addPass(createCSEPass());
-    return;
-  }
-  case 1:
     pm.addPass(createTileGPUPipeline());
     pm.addPass(createCSEPass());
     return;
+  }
   default: {
     pm.addPass(createConvertTileToGPUThreads());
     pm.addPass(createCanonicalizerPass());

@@ -59,6 +59,13 @@ std::string textKey(llvm::StringRef text, llvm::StringRef salt) {
   return hexDigest(hasher);
 }
 
+bool sameBuilds(const std::vector<CodeObject> &a,
+                const std::vector<CodeObject> &b) {
+  auto keyOf = [](const CodeObject &o) { return o.codeKey; };
+  return llvm::equal(llvm::map_range(a, keyOf), llvm::map_range(b, keyOf)) &&
+         llvm::none_of(a, [](const CodeObject &o) { return o.codeKey.empty(); });
+}
+
 /// One key's build: the job that does it, and its objects once done.
 struct CodeCache::Entry {
   uint64_t owner = 0;

@@ -52,6 +52,11 @@ std::string codeKey(const llvm::Module &module, llvm::StringRef entry,
 /// variants make the same code.
 std::string textKey(llvm::StringRef text, llvm::StringRef salt);
 
+/// True when `a` and `b` are the same builds, object for object (equal,
+/// non-empty code keys): the same code whatever their entries' names.
+bool sameBuilds(const std::vector<CodeObject> &a,
+                const std::vector<CodeObject> &b);
+
 /// The code objects built for each key, shared by the jobs (threads) of
 /// one `kiln compile`.
 class CodeCache {

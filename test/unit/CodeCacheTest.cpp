@@ -177,4 +177,18 @@ TEST(CodeCache, AJobWaitsForAnEarlierJobsBuildInProgress) {
   EXPECT_EQ(late[0].entry, "k_v0");
 }
 
+TEST(CodeCache, SameBuildsComparesKeysObjectForObject) {
+  auto objects = [](std::vector<std::string> keys) {
+    std::vector<kiln::CodeObject> out(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i)
+      out[i].codeKey = keys[i];
+    return out;
+  };
+  EXPECT_TRUE(kiln::sameBuilds(objects({"k/0", "k/1"}), objects({"k/0", "k/1"})));
+  EXPECT_FALSE(kiln::sameBuilds(objects({"k/0", "k/1"}), objects({"k/0"})));
+  EXPECT_FALSE(kiln::sameBuilds(objects({"k/0"}), objects({"j/0"})));
+  // Objects built outside the cache have no key: never the same.
+  EXPECT_FALSE(kiln::sameBuilds(objects({""}), objects({""})));
+}
+
 } // namespace

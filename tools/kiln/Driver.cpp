@@ -1228,13 +1228,7 @@ std::optional<int> addGenericImages(
         // A fast path whose code came out the same (equal code keys) is no
         // image of its own, as under --generic-images=all.
         std::vector<CodeObject> &objects = jobs[g.tries[g.next]].objects;
-        auto keyOf = [](const CodeObject &o) { return o.codeKey; };
-        bool same =
-            llvm::equal(llvm::map_range(objects, keyOf),
-                        llvm::map_range(done.objects, keyOf)) &&
-            llvm::none_of(objects,
-                          [](const CodeObject &o) { return o.codeKey.empty(); });
-        if (same)
+        if (sameBuilds(objects, done.objects))
           objects.clear();
         objects.insert(objects.begin(),
                        std::make_move_iterator(done.objects.begin()),
@@ -1296,9 +1290,6 @@ int emitBundle(
     variantCount += kernel.variants.size();
   bool parallel = workers > 1 && variantCount * targets.size() > 1 &&
                   !opts.planOnly;
-  // --plan-only (kiln run): the first job's objects stand for every job
-  // (kiln run plans for the host alone).
-  std::vector<CodeObject> planObjects;
   // Variants that make the same code for a target share one build.
   CodeCache cache;
   assert((!opts.planOnly || targets.size() == 1) &&
@@ -1346,7 +1337,7 @@ int emitBundle(
   // Per kernel and target, the first job of each canonical variant key
   // (canonicalVariantKey): later jobs with that key take its objects.
   std::map<std::string, size_t> firstOfKey;
-  // Gives alias jobs their leader's outcome (the leader is earlier).
+  // Gives an alias job its leader's outcome.
   auto takeLeader = [&](CompileJob &job) {
     const CompileJob &leader = jobs[*job.aliasOf];
     job.objects = leader.objects;
@@ -1367,7 +1358,12 @@ int emitBundle(
         job.ir = parallel ? &texts.back() : nullptr;
         job.order = jobs.size();
         job.set = cover ? ImageSet::FastPath : ImageSet::All;
-        if (!opts.planOnly) {
+        if (opts.planOnly) {
+          // kiln run plans for the host alone (which drops no variant):
+          // the first job's objects stand for every job.
+          if (!jobs.empty())
+            job.aliasOf = 0;
+        } else {
           auto [it, first] = firstOfKey.try_emplace(
               kernel.signature.name + '\0' +
                   canonicalVariantKey(variantModule, kernel, variant,
@@ -1376,32 +1372,14 @@ int emitBundle(
           if (!first)
             job.aliasOf = it->second;
         }
-        if (opts.planOnly && !planObjects.empty()) {
-          job.objects = planObjects;
-        } else if (job.aliasOf) {
-          if (!parallel)
-            takeLeader(job);
-        } else if (!parallel) {
-          CodeCacheScope scope(cache, job.order);
-          llvm::raw_string_ostream errs(job.errors);
-          job.rc = compileVariant(variantModule, kernel, variant, target,
-                                  job.set, job.objects, job.dropped, errs);
-          llvm::errs() << job.errors;
-          if (job.rc)
-            return *job.rc;
-          if (opts.planOnly && job.dropped.empty())
-            planObjects = job.objects;
-        }
         jobs.push_back(std::move(job));
       }
     }
-  if (parallel) {
-    if (std::optional<int> rc = runBatch(jobs))
-      return *rc;
-    for (CompileJob &job : jobs)
-      if (job.aliasOf)
-        takeLeader(job);
-  }
+  if (std::optional<int> rc = runBatch(jobs))
+    return *rc;
+  for (CompileJob &job : jobs)
+    if (job.aliasOf)
+      takeLeader(job);
   if (cover)
     if (std::optional<int> rc = addGenericImages(*metadata, targets, jobs,
                                                  runBatch))
