@@ -122,7 +122,10 @@ int64_t wavesPerSimd(const kiln::gpu::GPUTarget &t, const KernelResources &r,
                      int64_t ldsBytes, int64_t wavesPerGroup) {
   auto roundUp = [](int64_t v, int64_t g) { return (v + g - 1) / g * g; };
   bool cdna = t.warpSize == 64;
-  int64_t regs = std::max<int64_t>(1, r.vgprs + (cdna ? r.agprs : 0));
+  // On CDNA2/3 `.vgpr_count` is already the unified total (architectural
+  // VGPRs rounded up to 4, then the AGPRs): adding `.agpr_count` again would
+  // count the accumulators twice.
+  int64_t regs = std::max<int64_t>(1, r.vgprs);
   int64_t byRegs;
   if (cdna)
     byRegs = std::min<int64_t>(8, 512 / roundUp(regs, 8));

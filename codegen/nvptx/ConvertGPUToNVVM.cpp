@@ -358,8 +358,13 @@ FailureOr<Value> lowerWarpgroupMma(OpBuilder &b, Location loc,
                                    const WarpgroupInputs &in) {
   const MatrixInstr *instr = lookupMatrixInstr(op.getInstr());
   StringRef t = instr->aType;
-  if (t != "f16" && t != "bf16")
+  if (t == "f8E4M3FN")
+    t = "e4m3";
+  else if (t == "f8E5M2")
+    t = "e5m2";
+  else if (t != "f16" && t != "bf16")
     return op.emitOpError("has no wgmma form for ") << t;
+  bool fp8 = instr->k == 32;
   bool fromZero = startsFromZero(op);
   auto cType = cast<VectorType>(op.getC().getType());
   SmallVector<Value> c =
@@ -394,16 +399,20 @@ FailureOr<Value> lowerWarpgroupMma(OpBuilder &b, Location loc,
     dText += (i ? ", $" : "{$") + std::to_string(i);
   dText += "}";
   // scale-d is a predicate: 1, accumulate; 0, D = A B. imm-scale-a/b 1; the
-  // transpositions (the register form has none for A).
-  std::string imms = op.getA() ? llvm::formatv("1, 1, {0}", op.getBTranspose() ? 1 : 0).str()
-                               : llvm::formatv("1, 1, {0}, {1}",
-                                               op.getATranspose() ? 1 : 0,
-                                               op.getBTranspose() ? 1 : 0).str();
+  // transpositions (the register form has none for A; fp8 has none at
+  // all: its shared operands are K-major, which the verifier checks).
+  std::string imms =
+      fp8 ? std::string("1, 1")
+      : op.getA()
+          ? llvm::formatv("1, 1, {0}", op.getBTranspose() ? 1 : 0).str()
+          : llvm::formatv("1, 1, {0}, {1}", op.getATranspose() ? 1 : 0,
+                          op.getBTranspose() ? 1 : 0)
+                .str();
   std::string text = llvm::formatv(
       "{{ .reg .pred p; setp.ne.b32 p, {6}, 0; "
-      "wgmma.mma_async.sync.aligned.m64n{0}k16.f32.{1}.{1} {2}, {3}, {4}, p, "
+      "wgmma.mma_async.sync.aligned.m64n{0}k{7}.f32.{1}.{1} {2}, {3}, {4}, p, "
       "{5}; }",
-      instr->n, t, dText, aText, bText, imms, fromZero ? 0 : 1);
+      instr->n, t, dText, aText, bText, imms, fromZero ? 0 : 1, instr->k);
   SmallVector<Value> d = asmInPlace(b, loc, text, c, inputs, kinds);
   requirePtx(op->getParentOfType<ModuleOp>(), 80);
   return Value(vector::FromElementsOp::create(b, loc, cType, d));
@@ -540,8 +549,13 @@ struct WarpgroupBatches {
     for (Operation *m : it->second) {
       auto wg = cast<WarpgroupMmaOp>(m);
       WarpgroupInputs &in = inputs[m];
-      if (wg.getA())
-        in.a = packFragment(b, loc, wg.getA(), 2, /*keepF16x2=*/false);
+      if (wg.getA()) {
+        // 32-bit registers: two 16-bit or four 8-bit elements.
+        auto vt = cast<VectorType>(wg.getA().getType());
+        in.a = packFragment(b, loc, wg.getA(),
+                            32 / vt.getElementTypeBitWidth(),
+                            /*keepF16x2=*/false);
+      }
       if (startsChain.contains(m))
         in.c = elementsOf(b, loc, wg.getC());
       llvm::append_range(all, in.a);

@@ -105,6 +105,33 @@ MatrixInstr wgmma(const char *type, int32_t n) {
   i.bLayout = fragmentLayout(bRegs, {{2, 0}, {4, 0}, {0, 1}, {0, 2}, {0, 4}},
                              16, n);
   i.cLayout = fragmentLayout(accRegs, kAccLanes, 16, n);
+  i.sharedMNMajor = true;
+  return i;
+}
+
+/// wgmma.mma_async.m64nNk32 with fp8 operands (e4m3, e5m2; sm_90a): D as
+/// above; A from registers like mma.m16n8k32's A (four bytes of K in each
+/// 32-bit register); B's register layout mma.m16n8k32's B repeated every 8
+/// columns. Both shared operands must be K-major: the instruction has no
+/// transposes for 8-bit types.
+MatrixInstr wgmmaFp8(const char *ptxType, const char *type, int32_t n) {
+  MatrixInstr i;
+  i.name = std::string("nv.wgmma.m64n") + std::to_string(n) + "k32." + ptxType;
+  i.m = 16, i.n = n, i.k = 32;
+  i.aType = i.bType = type;
+  i.accType = "f32";
+  i.groupWarps = 4;
+  Bases accRegs = {{0, 1}, {8, 0}}, bRegs = {{1, 0}, {2, 0}, {16, 0}};
+  for (int32_t c = 8; c < n; c *= 2) {
+    accRegs.push_back({0, c});
+    bRegs.push_back({0, c});
+  }
+  i.aLayout = fragmentLayout({{0, 1}, {0, 2}, {8, 0}, {0, 16}},
+                             {{0, 4}, {0, 8}, {1, 0}, {2, 0}, {4, 0}}, 16, 32);
+  i.bLayout = fragmentLayout(bRegs, {{4, 0}, {8, 0}, {0, 1}, {0, 2}, {0, 4}},
+                             32, n);
+  i.cLayout = fragmentLayout(accRegs, kAccLanes, 16, n);
+  i.sharedMNMajor = false;
   return i;
 }
 
@@ -128,10 +155,15 @@ GPUTarget nvidia(const char *arch, int64_t maxShared, bool fp8,
   // TMA: sm_90a only (sm_90 has it too, but its images keep the paths
   // the hardware checks have covered; sm_100 images are PTX for later).
   t.hasTensorCopy = std::string(arch) == "sm_90a";
-  if (std::string(arch) == "sm_90a")
+  if (std::string(arch) == "sm_90a") {
     for (const char *type : {"f16", "bf16"})
       for (int32_t n : {256, 128, 64, 32, 16, 8})
         t.matrixInstrs.push_back(wgmma(type, n));
+    for (auto [ptx, type] : {std::pair{"e4m3", "f8E4M3FN"},
+                             std::pair{"e5m2", "f8E5M2"}})
+      for (int32_t n : {256, 128, 64, 32, 16, 8})
+        t.matrixInstrs.push_back(wgmmaFp8(ptx, type, n));
+  }
   for (MatrixInstr i : {mma16816("nv.mma.m16n8k16.f16", "f16"),
                         mma16816("nv.mma.m16n8k16.bf16", "bf16"),
                         mma1688tf32(),

@@ -175,6 +175,16 @@ Value kiln::gpu::accessAddress(OpBuilder &b, Location loc, Value addr,
   return LLVM::AddOp::create(b, loc, addr, wide);
 }
 
+/// The alignment of a shared_load / shared_store of `vt` (the ops'
+/// contract): its size when that is a power of two up to 16 bytes, else
+/// its element's. Without it LLVM splits a vector into element accesses
+/// (a 16-byte read of eight f16 became eight 2-byte reads).
+static unsigned sharedAccessAlignment(VectorType vt) {
+  unsigned elem = vt.getElementTypeBitWidth() / 8;
+  unsigned bytes = unsigned(vt.getNumElements()) * elem;
+  return bytes <= 16 && llvm::isPowerOf2_32(bytes) ? bytes : elem;
+}
+
 bool kiln::gpu::lowerMemoryAccess(OpBuilder &b, Operation *op) {
   Location loc = op->getLoc();
   if (auto load = dyn_cast<GlobalLoadOp>(op)) {
@@ -188,13 +198,13 @@ bool kiln::gpu::lowerMemoryAccess(OpBuilder &b, Operation *op) {
     VectorType vt = sl.getType();
     Value v = LLVM::LoadOp::create(
         b, loc, vt, sharedPointer(b, loc, sl.getBuffer(), sl.getOffset()),
-        vt.getElementTypeBitWidth() / 8);
+        sharedAccessAlignment(vt));
     sl.replaceAllUsesWith(v);
   } else if (auto ss = dyn_cast<SharedStoreOp>(op)) {
     auto vt = cast<VectorType>(ss.getValue().getType());
     LLVM::StoreOp::create(b, loc, ss.getValue(),
                           sharedPointer(b, loc, ss.getBuffer(), ss.getOffset()),
-                          vt.getElementTypeBitWidth() / 8);
+                          sharedAccessAlignment(vt));
   } else {
     return false;
   }

@@ -53,6 +53,12 @@ struct MatrixInstr {
   /// form is `kiln_gpu.warpgroup_mma` and `kiln_gpu.warpgroup_wait`
   /// (docs/codegen-gpu.md, "Warpgroup matrix instructions").
   int32_t groupWarps = 1;
+  /// A warpgroup instruction that also reads MN-major shared operands
+  /// (wgmma's transposes: f16 and bf16 only). Without it, an operand in
+  /// shared memory must be K-major: one whose placement is MN-major (a
+  /// row-major B) is first stored into a K-major buffer of the product's
+  /// own.
+  bool sharedMNMajor = false;
   LinearLayout aLayout, bLayout, cLayout;
 
   int32_t getARegisters() const { return aLayout.getInDimSize("register"); }

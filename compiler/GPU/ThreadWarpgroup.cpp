@@ -44,6 +44,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <array>
 #include <map>
 
 using namespace mlir;
@@ -81,7 +82,7 @@ uint64_t MatrixDescriptor::encode() const {
 
 std::optional<MatrixDescriptor> kiln::gpu::threads::planMatrixDescriptor(
     const LinearLayout &where, int64_t elemBytes, bool isA, int32_t extentX,
-    ArrayRef<std::pair<int32_t, int32_t>> corners) {
+    ArrayRef<std::pair<int32_t, int32_t>> corners, bool allowMNMajor) {
   const int32_t extentK = int32_t(16 * 2 / elemBytes); // 32 bytes of K
   std::string d0 = dims::tileDim(0), d1 = dims::tileDim(1);
   // Bytes from the tile's start of operand element (x, k).
@@ -103,6 +104,8 @@ std::optional<MatrixDescriptor> kiln::gpu::threads::planMatrixDescriptor(
   const int32_t core = int32_t(16 / elemBytes); // elements in 16 bytes
   for (bool mnMajor : {false, true})
     for (int32_t s : {128, 64, 32, 0}) {
+      if (mnMajor && !allowMNMajor)
+        break;
       MatrixDescriptor d{mnMajor, s, 16, 16};
       if (!mnMajor) {
         d.sbo = at(8, 0);
@@ -168,6 +171,48 @@ LinearLayout groupCorner(const LinearLayout &l, int32_t groupWarps) {
   return LinearLayout({{dims::kWarp.str(), bases}}, outs);
 }
 
+/// A layout of a [rows, cols] operand tile over every thread of `warps`
+/// warps of `lanes` lanes for a copy that turns it around (MN-major to
+/// K-major): each thread holds blocks of `run` x `run` elements (a 32-bit
+/// word of each of `run` rows), the lanes and warps go along `x` (the
+/// slot's contiguous dimension) first, then along the other; with
+/// `xFirst` the registers of a block run along `x` (the reads), else along
+/// the other dimension (the writes).
+LinearLayout turnaroundLayout(ArrayRef<int64_t> shape, unsigned x,
+                              int32_t run, int32_t lanes, int32_t warps,
+                              bool xFirst) {
+  unsigned k = 1 - x;
+  int32_t size[2] = {int32_t(shape[0]), int32_t(shape[1])};
+  int32_t next[2] = {1, 1}; // the next unassigned bit of each dimension
+  auto take = [&](unsigned d) {
+    LinearLayout::Basis basis{0, 0};
+    if (next[d] < size[d]) {
+      basis[d] = next[d];
+      next[d] *= 2;
+    }
+    return basis;
+  };
+  SmallVector<LinearLayout::Basis, 8> regs, laneBases, warpBases;
+  for (unsigned d : xFirst ? std::array<unsigned, 2>{x, k}
+                           : std::array<unsigned, 2>{k, x})
+    for (int32_t i = 1; i < run; i *= 2)
+      regs.push_back(take(d));
+  // Lanes and warps along x, then the other dimension (a zero basis once
+  // the tile runs out: copies, which the store skips).
+  auto along = [&]() { return take(next[x] < size[x] ? x : k); };
+  for (int32_t i = 1; i < lanes; i *= 2)
+    laneBases.push_back(along());
+  for (int32_t i = 1; i < warps; i *= 2)
+    warpBases.push_back(along());
+  while (next[x] < size[x] || next[k] < size[k])
+    regs.push_back(along());
+  return LinearLayout({{dims::kRegister.str(), regs},
+                       {dims::kLane.str(), laneBases},
+                       {dims::kWarp.str(), warpBases}},
+                      {{dims::tileDim(0), size[0]},
+                       {dims::tileDim(1), size[1]}});
+}
+
 /// Asynchronous copies (cp.async) write through the ordinary accesses'
 /// proxy: each wait for copies into `buffer` is followed by a fence, before
 /// the barrier that publishes the landed bytes to the matrix unit.
@@ -227,13 +272,66 @@ LogicalResult kiln::gpu::threads::lowerWarpgroupDot(
         tileBytes *= d;
       if (alloc && tileBytes % 1024 == 0)
         if (std::optional<MatrixDescriptor> d = planMatrixDescriptor(
-                tile.where, elemBytes, isA, extentX, corners(isA))) {
+                tile.where, elemBytes, isA, extentX, corners(isA),
+                instr.sharedMNMajor)) {
           // Swizzled atoms start on 1024 bytes at most.
           if (alloc.getAlignment() < 1024)
             b.modifyOpInPlace(alloc, [&] { alloc.setAlignment(1024); });
           fenceCopies(b, read.getBuffer());
           return SharedOperand{tile, *d, true};
         }
+    }
+    // An instruction that reads only K-major operands (fp8) from a slot
+    // that is MN-major (a row-major B, copied as it is in memory): every
+    // thread turns blocks of 4-byte words around (read along MN, written
+    // along K) into a K-major buffer of the product's own, in place of
+    // the operand fragments' registers (in which each warp of a group
+    // would hold all of B).
+    if (auto read = tileValue.getDefiningOp<ReadTileOp>();
+        read && !instr.sharedMNMajor && elemBytes < 4) {
+      SharedTile slot = readTileSource(b, loc, read, elem);
+      RankedTensorType type = isA ? aType : bType;
+      // The slot's contiguous dimension: M for A, N for B, if MN-major.
+      unsigned x = isA ? 0 : 1;
+      int32_t run = int32_t(4 / elemBytes);
+      int32_t lanes = c.target->warpSize;
+      int32_t warpCount = l.getInDimSize(dims::kWarp);
+      LinearLayout reads = turnaroundLayout(type.getShape(), x, run, lanes,
+                                            warpCount, /*xFirst=*/true),
+                   writes = turnaroundLayout(type.getShape(), x, run, lanes,
+                                             warpCount, /*xFirst=*/false);
+      std::optional<SmallVector<int64_t>> perm =
+          getRegisterPermutation(reads, writes);
+      if (perm && getSharedRunWidth(slot, reads, run) == run) {
+        std::optional<SharedTile> tile;
+        std::optional<MatrixDescriptor> d;
+        for (SmallVector<unsigned, 2> order :
+             {SmallVector<unsigned, 2>{1, 0}, SmallVector<unsigned, 2>{0, 1}}) {
+          SharedTile t =
+              getSharedTile(Value(), Value(), type.getShape(), elem, order);
+          if (getSharedRunWidth(t, writes, run) != run)
+            continue;
+          if (std::optional<MatrixDescriptor> td = planMatrixDescriptor(
+                  t.where, elemBytes, isA, extentX, corners(isA),
+                  /*mnMajor=*/false)) {
+            tile = t, d = td;
+            break;
+          }
+        }
+        if (d) {
+          int32_t count = reads.getInDimSize(dims::kRegister);
+          auto vecType = VectorType::get({count}, elem);
+          Value loaded = loadSharedTile(b, loc, *c.target, slot, reads,
+                                        vecType, Attribute());
+          Value turned = vector::ShuffleOp::create(b, loc, vecType, loaded,
+                                                   loaded, *perm);
+          tile->buffer = allocShared(b, loc,
+                                     elemBytes * type.getNumElements(), 1024);
+          storeSharedTile(b, loc, *c.target, *tile, turned, writes);
+          SharedFenceOp::create(b, loc);
+          return SharedOperand{*tile, *d, false};
+        }
+      }
     }
     // An A held in the A fragment stays in registers, unless the loop
     // around the product does not change it (attention's Q): then it is
@@ -265,7 +363,7 @@ LogicalResult kiln::gpu::threads::lowerWarpgroupDot(
       SharedTile t =
           getSharedTile(Value(), Value(), type.getShape(), elem, order);
       std::optional<MatrixDescriptor> td = planMatrixDescriptor(
-          t.where, elemBytes, isA, extentX, corners(isA));
+          t.where, elemBytes, isA, extentX, corners(isA), instr.sharedMNMajor);
       int32_t w = td ? getSharedRunWidth(t, l, maxWidth) : 0;
       if (td && w > width)
         tile = t, d = td, width = w;

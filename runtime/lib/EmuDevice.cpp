@@ -505,6 +505,25 @@ struct EmuProgram {
                   Where);
   }
 
+  /// A thread's shared_load / shared_store: as the hardware's vector
+  /// accesses, one of 2^n bytes (up to 16) must start on a multiple of its
+  /// size (the compiler tells LLVM so: a misplaced one would fault there).
+  uint8_t *sharedAccess(EmuThread &Th, int32_t Offset, int32_t Bytes,
+                        bool IsWrite, const char *Where) {
+    if (Bytes > 0 && Bytes <= 16 && (Bytes & (Bytes - 1)) == 0 &&
+        Offset % Bytes != 0) {
+      report(Th, ErrorCode::KernelTrapped,
+             "misaligned shared-memory " +
+                 std::string(IsWrite ? "write" : "read") + " of " +
+                 std::to_string(Bytes) + " bytes at byte " +
+                 std::to_string(Offset) + " by " + thread(Th.Abi.thread) +
+                 at(Where) + " (a vector access must start on a multiple "
+                 "of its size)");
+      stop(Th);
+    }
+    return access(Th, Offset, Bytes, IsWrite, Where);
+  }
+
   uint8_t *access(EmuThread &Th, int32_t Offset, int32_t Bytes, Access Kind,
                   const char *Where) {
     bool IsWrite = Kind != Access::Read;
@@ -1095,7 +1114,7 @@ uint64_t cbShuffle(KilnEmuThread *T, int32_t Kind, uint64_t Value,
 uint8_t *cbShared(KilnEmuThread *T, int32_t Offset, int32_t Bytes,
                   int32_t IsWrite, const char *Where) {
   EmuThread &Th = self(T);
-  return Th.Program->access(Th, Offset, Bytes, IsWrite != 0, Where);
+  return Th.Program->sharedAccess(Th, Offset, Bytes, IsWrite != 0, Where);
 }
 
 void cbLoadMatrix(KilnEmuThread *T, int32_t Offset, int32_t Count,

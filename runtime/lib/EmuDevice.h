@@ -25,7 +25,8 @@ bool emulateMatrixInstr(const std::string &Instr, int Lanes,
                         const void *const *C, void *const *D,
                         std::string &Message);
 
-/// One warpgroup matrix instruction `Instr` ("nv.wgmma.m64n128k16.f16"),
+/// One warpgroup matrix instruction `Instr` ("nv.wgmma.m64n128k16.f16",
+/// "nv.wgmma.m64n64k32.e4m3"),
 /// the share of warp `WarpInGroup` (0-3: rows 16 w .. 16 w + 15) over 32
 /// lanes: B read from shared memory through the PTX matrix descriptor
 /// `DescB` (start field: shared offset / 16), A through `DescA` or, when
@@ -35,7 +36,7 @@ bool emulateMatrixInstr(const std::string &Instr, int Lanes,
 /// least kWarpgroupScratch doubles. Allocates nothing (a failed read may
 /// end the calling fiber). False, with `Message`, for an unknown
 /// instruction. (EmuMatrix.cpp, from the PTX ISA's wgmma layouts.)
-constexpr int kWarpgroupScratch = 16 * 16 + 16 * 256;
+constexpr int kWarpgroupScratch = 16 * 32 + 32 * 256;
 bool emulateWarpgroupMatrixInstr(const std::string &Instr, int WarpInGroup,
                                  uint64_t DescA, const void *const *A,
                                  uint64_t DescB, int Flags,

@@ -390,7 +390,9 @@ bool kiln::rt::detail::emulateMatrixInstr(const std::string &Instr, int Lanes,
 // PTX ISA, wgmma: "Register fragments" and "Shared memory matrix layout".
 // In warp w of the group, lane l has g = l >> 2, t = l % 4. D (N/2 f32):
 // element i at row 16 w + g + 8 [(i >> 1) & 1], column 8 (i >> 2) + 2t +
-// (i & 1). A from registers: mma.m16n8k16's A fragment, rows + 16 w.
+// (i & 1). A from registers: mma.m16n8k16's A fragment (k16, 16-bit types)
+// or mma.m16n8k32's (k32, e4m3/e5m2), rows + 16 w. Shared fp8 operands are
+// K-major only (the ISA's transposes are for 16-bit types).
 //
 // A shared operand's element (x, k) — x the row of A or the column of B —
 // is at a byte address built from the descriptor: start (bits 0-13), LBO
@@ -448,26 +450,45 @@ bool kiln::rt::detail::emulateWarpgroupMatrixInstr(
     const void *const *A, uint64_t DescB, int Flags, const void *const *C,
     void *const *D, const uint8_t *(*Read)(void *Ctx, int64_t Offset),
     void *Ctx, double *Scratch, std::string &Message) {
-  // "nv.wgmma.m64n<N>k16.<f16|bf16>"
-  int N = 0;
+  // "nv.wgmma.m64n<N>k16.<f16|bf16>", "nv.wgmma.m64n<N>k32.<e4m3|e5m2>"
+  int N = 0, K = 0;
   char Type[8] = {0};
-  if (std::sscanf(Instr.c_str(), "nv.wgmma.m64n%dk16.%7s", &N, Type) != 2 ||
-      N < 8 || N > 256 || N % 8 ||
-      (std::strcmp(Type, "f16") && std::strcmp(Type, "bf16"))) {
+  Elem E = Elem::F16;
+  bool Known =
+      std::sscanf(Instr.c_str(), "nv.wgmma.m64n%dk%d.%7s", &N, &K, Type) ==
+          3 &&
+      N >= 8 && N <= 256 && N % 8 == 0;
+  if (Known && K == 16 && !std::strcmp(Type, "f16"))
+    E = Elem::F16;
+  else if (Known && K == 16 && !std::strcmp(Type, "bf16"))
+    E = Elem::BF16;
+  else if (Known && K == 32 && !std::strcmp(Type, "e4m3"))
+    E = Elem::E4M3;
+  else if (Known && K == 32 && !std::strcmp(Type, "e5m2"))
+    E = Elem::E5M2;
+  else
+    Known = false;
+  if (!Known) {
     Message = "matrix instruction '" + Instr + "' is not emulated";
     return false;
   }
-  Elem E = std::strcmp(Type, "f16") ? Elem::BF16 : Elem::F16;
-  const int Rows = 16, K = 16, Lanes = 32;
+  // The ISA has transposes (MN-major shared operands) for 16-bit types
+  // only.
+  if (K == 32 && (Flags & 3)) {
+    Message = "'" + Instr + "' reads only K-major operands from shared memory";
+    return false;
+  }
+  const int Rows = 16, Lanes = 32, Bytes = elemBytes(E);
   auto sharedElement = [&](uint64_t Desc, bool MNMajor, int X, int Kk) {
-    int64_t Addr = wgmmaAddress(Desc, MNMajor, X, Kk, 2);
+    int64_t Addr = wgmmaAddress(Desc, MNMajor, X, Kk, Bytes);
     return element(Read(Ctx, Addr & ~int64_t(15)) + (Addr & 15), 0, E);
   };
   double *MA = Scratch, *MB = Scratch + Rows * K;
   if (A) {
-    InstrInfo In{"", Family::NvMma, {16, 8, 16}, E, false, 32};
+    // mma.m16n8k16's or m16n8k32's A fragment.
+    InstrInfo In{"", Family::NvMma, {16, 8, K}, E, false, 32};
     for (int L = 0; L < Lanes; ++L)
-      for (int I = 0; I < 8; ++I) {
+      for (int I = 0; I < aElems(In); ++I) {
         int R, Cl;
         aCoord(In, L, I, R, Cl);
         MA[size_t(R * K + Cl)] = element(A[L], I, E);

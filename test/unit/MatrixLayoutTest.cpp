@@ -307,9 +307,9 @@ void checkWarpgroup(const MatrixInstr &mi, const WgCase &wc, bool aInRegs,
                     std::mt19937 &rng) {
   using namespace kiln::gpu::threads;
   Kind kind = kindOf(mi);
-  const int64_t eb = 2;
+  const int64_t eb = mi.k == 32 ? 1 : 2; // fp8: k32
   std::uniform_int_distribution<int> small(-4, 4);
-  auto where = [](int32_t rows, int32_t cols, bool rowMajor) {
+  auto where = [&](int32_t rows, int32_t cols, bool rowMajor) {
     std::vector<unsigned> order;
     if (!rowMajor)
       order = {0, 1};
@@ -317,19 +317,19 @@ void checkWarpgroup(const MatrixInstr &mi, const WgCase &wc, bool aInRegs,
   };
   LinearLayout wa = where(wc.aRows, wc.aCols, wc.aKMajor),
                wb = where(wc.bRows, wc.bCols, wc.bNMajor);
-  auto corners = [](int32_t extentX, int32_t stepX, int32_t extentK) {
+  auto corners = [&](int32_t extentX, int32_t stepX, int32_t extentK) {
     std::vector<std::pair<int32_t, int32_t>> out;
     for (int32_t x = 0; x < extentX; x += stepX)
-      for (int32_t k = 0; k < extentK; k += 16)
+      for (int32_t k = 0; k < extentK; k += mi.k)
         out.push_back({x, k});
     return out;
   };
   auto ca = corners(wc.aRows, 64, wc.aCols);
   auto cb = corners(wc.bCols, mi.n, wc.bRows);
   std::optional<MatrixDescriptor> da =
-      planMatrixDescriptor(wa, eb, true, 64, ca);
+      planMatrixDescriptor(wa, eb, true, 64, ca, mi.sharedMNMajor);
   std::optional<MatrixDescriptor> db =
-      planMatrixDescriptor(wb, eb, false, mi.n, cb);
+      planMatrixDescriptor(wb, eb, false, mi.n, cb, mi.sharedMNMajor);
   ASSERT_TRUE(da.has_value()) << "no descriptor for A";
   ASSERT_TRUE(db.has_value()) << "no descriptor for B";
   EXPECT_EQ(da->mnMajor, !wc.aKMajor);
@@ -396,7 +396,7 @@ void checkWarpgroup(const MatrixInstr &mi, const WgCase &wc, bool aInRegs,
           for (int32_t r = 0; r < cRegs; ++r) {
             auto [i, j] = at(mi.cLayout, r, l);
             double want = float((i * 7 + j * 3 + w) % 9 - 4);
-            for (int32_t kk = 0; kk < 16; ++kk)
+            for (int32_t kk = 0; kk < mi.k; ++kk)
               want += double(a[size_t((ax + 16 * w + i) * wc.aCols + ak + kk)]) *
                       b[size_t((bk + kk) * wc.bCols + bx + j)];
             float got;
@@ -429,6 +429,9 @@ TEST(MatrixLayouts, WarpgroupDescriptorsAgree) {
     for (int32_t bk : {16, 32, 64, 128})
       for (bool aKMajor : {true, false})
         for (bool bNMajor : {true, false}) {
+          // fp8 (k32): K-major shared operands only.
+          if (bk < mi.k || (!mi.sharedMNMajor && (!aKMajor || bNMajor)))
+            continue;
           // Wide enough for two instruction tiles along N where the
           // instruction is narrower than 256 (and two groups along M).
           int32_t bn = std::min(256, 2 * mi.n);
@@ -443,7 +446,42 @@ TEST(MatrixLayouts, WarpgroupDescriptorsAgree) {
           }
         }
   }
-  EXPECT_EQ(instrs, 12);
+  EXPECT_EQ(instrs, 24); // f16, bf16, e4m3, e5m2; N 8 to 256
+}
+
+// fp8 warpgroup instructions read only K-major shared operands: a
+// row-major B (N contiguous) has no descriptor for them, and the
+// emulator refuses the transpose flags as the hardware has none.
+TEST(MatrixLayouts, WarpgroupFp8IsKMajorOnly) {
+  using namespace kiln::gpu::threads;
+  kiln::nvptx::registerNVPTXTargets();
+  const MatrixInstr *mi = lookupMatrixInstr("nv.wgmma.m64n64k32.e4m3");
+  ASSERT_NE(mi, nullptr);
+  EXPECT_FALSE(mi->sharedMNMajor);
+  EXPECT_EQ(mi->k, 32);
+  LinearLayout nMajor = *getSharedLayout({64, 64}, 1).invert();
+  std::vector<std::pair<int32_t, int32_t>> corners{{0, 0}, {0, 32}};
+  std::optional<MatrixDescriptor> any =
+      planMatrixDescriptor(nMajor, 1, false, 64, corners, true);
+  ASSERT_TRUE(any.has_value());
+  EXPECT_TRUE(any->mnMajor);
+  EXPECT_FALSE(
+      planMatrixDescriptor(nMajor, 1, false, 64, corners, false).has_value());
+  std::vector<double> scratch(
+      static_cast<size_t>(kiln::rt::detail::kWarpgroupScratch));
+  std::vector<uint8_t> shared(8192, 0);
+  Lanes lc(32, std::vector<uint8_t>(32 * 4)), ld = lc;
+  std::vector<const void *> pc;
+  std::vector<void *> pd;
+  for (int l = 0; l < 32; ++l) {
+    pc.push_back(lc[size_t(l)].data());
+    pd.push_back(ld[size_t(l)].data());
+  }
+  std::string message;
+  EXPECT_FALSE(kiln::rt::detail::emulateWarpgroupMatrixInstr(
+      mi->name, 0, any->encode(), nullptr, any->encode(), 2, pc.data(),
+      pd.data(), &readShared, &shared, scratch.data(), message));
+  EXPECT_NE(message.find("only K-major"), std::string::npos) << message;
 }
 
 // A placement that is none of the canonical layouts gets no descriptor

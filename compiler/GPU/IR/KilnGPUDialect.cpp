@@ -136,6 +136,9 @@ LogicalResult WarpgroupMmaOp::verify() {
                        "and a_desc) or from registers");
   if (getA() && getATranspose())
     return emitOpError("A from registers has no a_transpose");
+  if (!instr->sharedMNMajor && (getATranspose() || getBTranspose()))
+    return emitOpError("reads only K-major shared operands with ")
+           << getInstr();
   auto check = [&](Type type, int32_t regs, StringRef what) -> LogicalResult {
     auto t = cast<VectorType>(type);
     if (t.getRank() != 1 || t.getNumElements() != regs)

@@ -293,7 +293,10 @@ def KilnGPU_SharedLoadOp : KilnGPU_Op<"shared_load"> {
   let summary = "load consecutive elements from shared memory";
   let description = [{
     Reads the N elements of the result from byte `offset` (i32) of
-    `buffer` onwards. `offset` is a multiple of the element size.
+    `buffer` onwards. `offset` is a multiple of the element size, and
+    when the result's size in bytes is a power of two up to 16, of that
+    size (the alignment the backends give the access: vector accesses to
+    shared memory must be aligned so).
 
     ```mlir
     %v = kiln_gpu.shared_load %buf[%off] : vector<4xf16>
@@ -309,7 +312,7 @@ def KilnGPU_SharedStoreOp : KilnGPU_Op<"shared_store"> {
   let summary = "store consecutive elements to shared memory";
   let description = [{
     Writes the N elements of `value` to byte `offset` (i32) of `buffer`
-    onwards.
+    onwards; `offset` is aligned as for `kiln_gpu.shared_load`.
 
     ```mlir
     kiln_gpu.shared_store %buf[%off], %v : vector<4xf16>
@@ -543,7 +546,8 @@ def KilnGPU_WarpgroupMmaOp : KilnGPU_Op<"warpgroup_mma",
   let description = [{
     Every thread of the `groupWarps` consecutive warps (a Hopper warpgroup:
     4, starting at a warp divisible by 4) executes it together: D = A × B +
-    C for the target's warpgroup instruction `instr` (m64nNk16). B is read
+    C for the target's warpgroup instruction `instr` (m64nNk16 for 16-bit
+    operands, m64nNk32 for fp8). B is read
     from shared memory: the tile at byte `b_offset` of `b_buffer`, placed as
     the matrix descriptor `b_desc` says. A likewise (`a_buffer`,
     `a_offset`, `a_desc`), or from registers (`a`, in the instruction's A
@@ -558,7 +562,8 @@ def KilnGPU_WarpgroupMmaOp : KilnGPU_Op<"warpgroup_mma",
     bytes). A swizzled operand's 8-row atom starts on a multiple of 8 x
     the swizzle width in shared memory. `a_transpose` / `b_transpose`: the
     operand is stored M-major / N-major (elements along M or N contiguous)
-    instead of K-major.
+    instead of K-major; only instructions with 16-bit operands have them
+    (the verifier refuses them for fp8).
 
     The instruction is asynchronous on the hardware: its result may be
     used only through a `kiln_gpu.warpgroup_wait` (which also keeps C's

@@ -67,7 +67,8 @@ typedef struct KilnEmuOps {
                       int32_t bits, int32_t offset, const char *where);
   /* Host address of `bytes` bytes at `offset` of the program's shared
    * memory, before this thread reads (is_write = 0) or writes them: the
-   * emulator checks the range and races first. */
+   * emulator checks the range, the alignment (2^n bytes up to 16 start on
+   * a multiple of their size) and races first. */
   uint8_t *(*shared)(KilnEmuThread *t, int32_t offset, int32_t bytes,
                      int32_t is_write, const char *where);
   /* kiln_gpu.shared_load_matrix: `count` 8x8 16-bit matrices; `offset` is

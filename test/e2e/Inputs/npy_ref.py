@@ -13,11 +13,14 @@ standard library only (.npy files written and read by hand, no numpy).
   npy_ref.py check CASE DIR   compare DIR/out/*.npy with the float64
                               reference computed from DIR/*.npy
 CASE: vector_add, axpy_bf16, softmax, softmax_bf16, matmul, matmul_ptr,
-matmul_bf16, layer_norm, row_sum, row_max, attention, attention_causal,
+matmul_bf16, matmul_fp8, layer_norm, row_sum, row_max, attention, attention_causal,
 gelu, gelu_exact, row_cumsum, row_argmax, transpose, quantize_i8,
 histogram, embedding. The matmul cases take a suffix: "_a16" (sizes that
 are multiples of 16: the fast path), "_big" (several tiles and K
 iterations, multiples of 16) or "_rag" (as large, not multiples of 16).
+matmul_fp8 (bench/codeobj/matmul_fp8.tile: E4M3 operands, f16 result)
+takes "_big" or "_rag" and leading dimensions of A and B of LD_FP8 (its
+@div(16)).
 """
 import array
 import ast
@@ -119,6 +122,15 @@ EM_IDS = [3, -1, 19, 0, 3, 7, -1]
 M_BIG, N_BIG, K_BIG, LD_BIG = 144, 160, 160, 168
 # "_rag": as large, sizes not multiples of 16 (the generic images).
 M_RAG, N_RAG, K_RAG = 150, 150, 150
+# matmul_fp8's A and B rows (a multiple of 16 bytes, its @div(16)).
+LD_FP8 = 176
+
+
+def rand_e4m3(rng, n):
+    """Values E4M3 holds exactly (k / 8, |k| <= 15: four significant
+    bits): every product and every partial sum of up to 2^13 of them is
+    then exact in f32, so the host's sums in another order agree."""
+    return [rng.randint(-15, 15) / 8.0 for _ in range(n)]
 
 
 def matmul_dims(case):
@@ -133,10 +145,18 @@ def matmul_dims(case):
     return case, M, N, K, LDA, LDB, LDC
 
 
+def fp8_dims(case):
+    """matmul_dims with matmul_fp8's leading dimensions of A and B."""
+    case, M, N, K, LDA, LDB, LDC = matmul_dims(case)
+    if case == "matmul_fp8":
+        LDA = LDB = LD_FP8
+    return case, M, N, K, LDA, LDB, LDC
+
+
 def gen(case, d, nonneg=False):
     rng = random.Random(int.from_bytes(os.urandom(8), "little"))
     nan = float("nan")
-    case, M, N, K, LDA, LDB, LDC = matmul_dims(case)
+    case, M, N, K, LDA, LDB, LDC = fp8_dims(case)
     if case == "vector_add":
         write_npy(os.path.join(d, "x.npy"), "<f4", (N_VEC,), rand_f32(rng, N_VEC, -100, 100))
         write_npy(os.path.join(d, "y.npy"), "<f4", (N_VEC,), rand_f32(rng, N_VEC, -100, 100))
@@ -150,6 +170,10 @@ def gen(case, d, nonneg=False):
     elif case in ("matmul", "matmul_ptr"):
         write_npy(os.path.join(d, "a.npy"), "<f2", (M, LDA), [f16(v) for v in rand_f32(rng, M * LDA)])
         write_npy(os.path.join(d, "b.npy"), "<f2", (K, LDB), [f16(v) for v in rand_f32(rng, K * LDB)])
+        write_npy(os.path.join(d, "c.npy"), "<f2", (M, LDC), [nan] * (M * LDC))
+    elif case == "matmul_fp8":
+        write_npy(os.path.join(d, "a.npy"), "<f4", (M, LDA), rand_e4m3(rng, M * LDA))
+        write_npy(os.path.join(d, "b.npy"), "<f4", (K, LDB), rand_e4m3(rng, K * LDB))
         write_npy(os.path.join(d, "c.npy"), "<f2", (M, LDC), [nan] * (M * LDC))
     elif case == "matmul_bf16":
         write_npy(os.path.join(d, "a.npy"), "<f4", (M, LDA), rand_bf16(rng, M * LDA))
@@ -207,7 +231,7 @@ def gen(case, d, nonneg=False):
 
 
 def check(case, d):
-    case, M, N, K, LDA, LDB, LDC = matmul_dims(case)
+    case, M, N, K, LDA, LDB, LDC = fp8_dims(case)
     inp = lambda name: read_npy(os.path.join(d, name + ".npy"))[2]
     out = lambda name: read_npy(os.path.join(d, "out", name + ".npy"))[2]
     results = []  # (what, got, ref, tol, floor)
@@ -226,7 +250,7 @@ def check(case, d):
             s = sum(math.exp(v - m) for v in row)
             for c in range(COLS):
                 results.append(("y[%d,%d]" % (r, c), y[r * COLS + c], math.exp(row[c] - m) / s, tol, 1e-30))
-    elif case in ("matmul", "matmul_ptr", "matmul_bf16"):
+    elif case in ("matmul", "matmul_ptr", "matmul_bf16", "matmul_fp8"):
         a, b, c = inp("a"), inp("b"), out("c")
         for i in range(M):
             for j in range(LDC):
