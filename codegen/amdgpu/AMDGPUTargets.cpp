@@ -186,23 +186,31 @@ GPUTarget amd(const char *arch, Family family, double bandwidth,
       t.matrixInstrs.push_back(mfma("amd.mfma.32x32x8.i8", 32, 8, "i8", "i32"));
       t.matrixInstrs.push_back(mfma("amd.mfma.16x16x16.i8", 16, 16, "i8", "i32"));
     }
-    if (family == Family::CDNA4) {
-      // OCP fp8, the encodings of Kiln's f8 types.
-      t.matrixInstrs.push_back(mfma("amd.mfma.32x32x16.fp8", 32, 16, "f8E4M3FN", "f32"));
-      t.matrixInstrs.push_back(mfma("amd.mfma.16x16x32.fp8", 16, 32, "f8E4M3FN", "f32"));
-      t.matrixInstrs.push_back(mfma("amd.mfma.32x32x16.bf8", 32, 16, "f8E5M2", "f32"));
-      t.matrixInstrs.push_back(mfma("amd.mfma.16x16x32.bf8", 16, 32, "f8E5M2", "f32"));
-    } else if (family == Family::CDNA3) {
-      // The same instructions read FNUZ fp8 on gfx942: the stage feeds them
-      // OCP bytes re-encoded to half their value (MatrixInstr::fnuzOperands).
-      for (MatrixInstr i :
-           {mfma("amd.mfma.32x32x16.fp8.fnuz", 32, 16, "f8E4M3FN", "f32"),
-            mfma("amd.mfma.16x16x32.fp8.fnuz", 16, 32, "f8E4M3FN", "f32"),
-            mfma("amd.mfma.32x32x16.bf8.fnuz", 32, 16, "f8E5M2", "f32"),
-            mfma("amd.mfma.16x16x32.bf8.fnuz", 16, 32, "f8E5M2", "f32")}) {
-        i.fnuzOperands = true;
-        t.matrixInstrs.push_back(std::move(i));
-      }
+    if (family == Family::CDNA3 || family == Family::CDNA4) {
+      // fp8 (E4M3, "fp8") and bf8 (E5M2) for A and B, alike or mixed
+      // ("amd.mfma.32x32x16.fp8_bf8": A fp8, B bf8). gfx950 reads OCP fp8,
+      // the encodings of Kiln's f8 types; the same instructions read FNUZ
+      // fp8 on gfx942 (".fnuz"): the stage feeds them OCP bytes re-encoded
+      // to half their value (MatrixInstr::fnuzOperands).
+      struct Fp8 {
+        const char *isa, *mlir;
+      };
+      const Fp8 types[] = {{"fp8", "f8E4M3FN"}, {"bf8", "f8E5M2"}};
+      bool fnuz = family == Family::CDNA3;
+      for (auto [m, k] : {std::pair{32, 16}, std::pair{16, 32}})
+        for (Fp8 a : types)
+          for (Fp8 b : types) {
+            std::string name = "amd.mfma." + std::to_string(m) + "x" +
+                               std::to_string(m) + "x" + std::to_string(k) +
+                               "." + a.isa;
+            if (std::string(a.isa) != b.isa)
+              name += std::string("_") + b.isa;
+            MatrixInstr i = mfma(name + (fnuz ? ".fnuz" : ""), m, k, a.mlir,
+                                 "f32");
+            i.bType = b.mlir;
+            i.fnuzOperands = fnuz;
+            t.matrixInstrs.push_back(std::move(i));
+          }
     }
     break;
   }

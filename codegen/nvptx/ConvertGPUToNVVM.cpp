@@ -111,6 +111,11 @@ SmallVector<Value> packFragment(OpBuilder &b, Location loc, Value vec,
   return regs;
 }
 
+/// PTX's name of an fp8 operand type ("e4m3", "e5m2"), else "".
+StringRef ptxFp8Name(StringRef mlirType) {
+  return mlirType == "f8E4M3FN" ? "e4m3" : mlirType == "f8E5M2" ? "e5m2" : "";
+}
+
 /// kiln_gpu.mma -> nvvm.mma.sync (row-major A, column-major B).
 FailureOr<Value> lowerMma(OpBuilder &b, Location loc, MmaOp op) {
   const MatrixInstr *instr = lookupMatrixInstr(op.getInstr());
@@ -126,10 +131,8 @@ FailureOr<Value> lowerMma(OpBuilder &b, Location loc, MmaOp op) {
     ptxType = NVVM::MMATypes::tf32, perReg = 1;
   } else if (t == "i8") {
     ptxType = NVVM::MMATypes::s8, perReg = 4;
-  } else if (t == "f8E4M3FN") {
-    ptxType = NVVM::MMATypes::e4m3, perReg = 4;
-  } else if (t == "f8E5M2") {
-    ptxType = NVVM::MMATypes::e5m2, perReg = 4;
+  } else if (t == "f8E4M3FN" || t == "f8E5M2") {
+    ptxType = NVVM::MMATypes::e4m3, perReg = 4; // the inline form below
   } else {
     return op.emitOpError("has no mma.sync form for ") << t;
   }
@@ -147,11 +150,10 @@ FailureOr<Value> lowerMma(OpBuilder &b, Location loc, MmaOp op) {
     // nvvm.mma.sync has no fp8 form and LLVM no intrinsic for it: the PTX
     // instruction itself (ISA 8.4, which the module then asks for), with
     // the accumulator tied to the result.
-    StringRef name = ptxType == NVVM::MMATypes::e4m3 ? "e4m3" : "e5m2";
     std::string text = llvm::formatv(
-        "mma.sync.aligned.m16n8k32.row.col.f32.{0}.{0}.f32 "
+        "mma.sync.aligned.m16n8k32.row.col.f32.{0}.{1}.f32 "
         "{{$0,$1,$2,$3}, {{$4,$5,$6,$7}, {{$8,$9}, {{$10,$11,$12,$13};",
-        name);
+        ptxFp8Name(instr->aType), ptxFp8Name(instr->bType));
     SmallVector<Value> operands(a);
     operands.append(bb);
     operands.append(c);
@@ -357,14 +359,14 @@ FailureOr<Value> lowerWarpgroupMma(OpBuilder &b, Location loc,
                                    WarpgroupMmaOp op,
                                    const WarpgroupInputs &in) {
   const MatrixInstr *instr = lookupMatrixInstr(op.getInstr());
-  StringRef t = instr->aType;
-  if (t == "f8E4M3FN")
-    t = "e4m3";
-  else if (t == "f8E5M2")
-    t = "e5m2";
-  else if (t != "f16" && t != "bf16")
+  StringRef t = instr->aType, tb = instr->bType;
+  bool fp8 = !ptxFp8Name(t).empty() && !ptxFp8Name(tb).empty();
+  if (fp8) {
+    t = ptxFp8Name(t);
+    tb = ptxFp8Name(tb);
+  } else if ((t != "f16" && t != "bf16") || tb != t) {
     return op.emitOpError("has no wgmma form for ") << t;
-  bool fp8 = instr->k == 32;
+  }
   bool fromZero = startsFromZero(op);
   auto cType = cast<VectorType>(op.getC().getType());
   SmallVector<Value> c =
@@ -410,9 +412,9 @@ FailureOr<Value> lowerWarpgroupMma(OpBuilder &b, Location loc,
                 .str();
   std::string text = llvm::formatv(
       "{{ .reg .pred p; setp.ne.b32 p, {6}, 0; "
-      "wgmma.mma_async.sync.aligned.m64n{0}k{7}.f32.{1}.{1} {2}, {3}, {4}, p, "
+      "wgmma.mma_async.sync.aligned.m64n{0}k{7}.f32.{1}.{8} {2}, {3}, {4}, p, "
       "{5}; }",
-      instr->n, t, dText, aText, bText, imms, fromZero ? 0 : 1, instr->k);
+      instr->n, t, dText, aText, bText, imms, fromZero ? 0 : 1, instr->k, tb);
   SmallVector<Value> d = asmInPlace(b, loc, text, c, inputs, kinds);
   requirePtx(op->getParentOfType<ModuleOp>(), 80);
   return Value(vector::FromElementsOp::create(b, loc, cType, d));

@@ -63,12 +63,15 @@ MatrixInstr mma1688tf32() {
   return i;
 }
 
-/// m16n8k32 with 8-bit operands (s8, e4m3, e5m2).
-MatrixInstr mma16832(const char *name, const char *type, const char *acc) {
+/// m16n8k32 with 8-bit operands (s8, e4m3, e5m2; fp8 A and B may differ:
+/// `bType`, when given).
+MatrixInstr mma16832(const char *name, const char *type, const char *acc,
+                     const char *bType = nullptr) {
   MatrixInstr i;
   i.name = name;
   i.m = 16, i.n = 8, i.k = 32;
-  i.aType = i.bType = type;
+  i.aType = type;
+  i.bType = bType ? bType : type;
   i.accType = acc;
   // a0..a15: row = groupID (+8 for a4..a7, a12..a15),
   //          col = 4 * tig + (i & 3) (+16 for a8..a15).
@@ -109,16 +112,26 @@ MatrixInstr wgmma(const char *type, int32_t n) {
   return i;
 }
 
-/// wgmma.mma_async.m64nNk32 with fp8 operands (e4m3, e5m2; sm_90a): D as
-/// above; A from registers like mma.m16n8k32's A (four bytes of K in each
-/// 32-bit register); B's register layout mma.m16n8k32's B repeated every 8
-/// columns. Both shared operands must be K-major: the instruction has no
-/// transposes for 8-bit types.
-MatrixInstr wgmmaFp8(const char *ptxType, const char *type, int32_t n) {
+/// The fp8 types: PTX's name and MLIR's.
+struct Fp8Type {
+  const char *ptx, *mlir;
+};
+constexpr Fp8Type kFp8Types[] = {{"e4m3", "f8E4M3FN"}, {"e5m2", "f8E5M2"}};
+
+/// wgmma.mma_async.m64nNk32 with fp8 operands (e4m3, e5m2, either for A
+/// and B; sm_90a): D as above; A from registers like mma.m16n8k32's A
+/// (four bytes of K in each 32-bit register); B's register layout
+/// mma.m16n8k32's B repeated every 8 columns. Both shared operands must be
+/// K-major: the instruction has no transposes for 8-bit types. Named
+/// "nv.wgmma.m64nNk32.<a>" when A and B are alike, ".<a>.<b>" otherwise.
+MatrixInstr wgmmaFp8(Fp8Type a, Fp8Type b, int32_t n) {
   MatrixInstr i;
-  i.name = std::string("nv.wgmma.m64n") + std::to_string(n) + "k32." + ptxType;
+  i.name = std::string("nv.wgmma.m64n") + std::to_string(n) + "k32." + a.ptx;
+  if (std::string(a.ptx) != b.ptx)
+    i.name += std::string(".") + b.ptx;
   i.m = 16, i.n = n, i.k = 32;
-  i.aType = i.bType = type;
+  i.aType = a.mlir;
+  i.bType = b.mlir;
   i.accType = "f32";
   i.groupWarps = 4;
   Bases accRegs = {{0, 1}, {8, 0}}, bRegs = {{1, 0}, {2, 0}, {16, 0}};
@@ -159,10 +172,10 @@ GPUTarget nvidia(const char *arch, int64_t maxShared, bool fp8,
     for (const char *type : {"f16", "bf16"})
       for (int32_t n : {256, 128, 64, 32, 16, 8})
         t.matrixInstrs.push_back(wgmma(type, n));
-    for (auto [ptx, type] : {std::pair{"e4m3", "f8E4M3FN"},
-                             std::pair{"e5m2", "f8E5M2"}})
-      for (int32_t n : {256, 128, 64, 32, 16, 8})
-        t.matrixInstrs.push_back(wgmmaFp8(ptx, type, n));
+    for (Fp8Type a : kFp8Types)
+      for (Fp8Type b : kFp8Types)
+        for (int32_t n : {256, 128, 64, 32, 16, 8})
+          t.matrixInstrs.push_back(wgmmaFp8(a, b, n));
   }
   for (MatrixInstr i : {mma16816("nv.mma.m16n8k16.f16", "f16"),
                         mma16816("nv.mma.m16n8k16.bf16", "bf16"),
@@ -173,6 +186,11 @@ GPUTarget nvidia(const char *arch, int64_t maxShared, bool fp8,
     t.matrixInstrs.push_back(
         mma16832("nv.mma.m16n8k32.e4m3", "f8E4M3FN", "f32"));
     t.matrixInstrs.push_back(mma16832("nv.mma.m16n8k32.e5m2", "f8E5M2", "f32"));
+    // A and B of different fp8 types (the ISA's .e4m3.e5m2 and .e5m2.e4m3).
+    t.matrixInstrs.push_back(mma16832("nv.mma.m16n8k32.e4m3.e5m2", "f8E4M3FN",
+                                      "f32", "f8E5M2"));
+    t.matrixInstrs.push_back(mma16832("nv.mma.m16n8k32.e5m2.e4m3", "f8E5M2",
+                                      "f32", "f8E4M3FN"));
   }
   // Peaks of the flagship part of each arch, for `--bench` shares when the
   // device cannot tell (the runtime prefers what the device reports).

@@ -284,10 +284,10 @@ private:
   /// then the widest instruction whose N fits a warp's columns. Where M
   /// has fewer rows than one group covers, or the warps are no whole
   /// number of groups, the warp-level instructions are used.
-  MmaAttr chooseGroupMma(StringRef ab, StringRef acc, bool tf32, int64_t m,
-                         int64_t n, int64_t k) {
+  MmaAttr chooseGroupMma(StringRef ta, StringRef tb, StringRef acc, bool tf32,
+                         int64_t m, int64_t n, int64_t k) {
     const MatrixInstr *any =
-        target.findMatrixInstr(ab, acc, tf32, m, n, k, /*groups=*/true);
+        target.findMatrixInstr(ta, tb, acc, tf32, m, n, k, /*groups=*/true);
     if (!any || any->groupWarps == 1)
       return {};
     int32_t group = any->groupWarps;
@@ -299,7 +299,7 @@ private:
     if (n % wn)
       return {};
     const MatrixInstr *instr = target.findMatrixInstr(
-        ab, acc, tf32, m / wm, n / wn, k, /*groups=*/true);
+        ta, tb, acc, tf32, m / wm, n / wn, k, /*groups=*/true);
     if (!instr || instr->groupWarps != group)
       return {};
     return MmaAttr::get(ctx, instr->name, {wm, wn}, /*transposed=*/false);
@@ -312,20 +312,21 @@ private:
   MmaAttr chooseMma(kiln::DotOp dot) {
     auto a = cast<RankedTensorType>(dot.getA().getType());
     auto c = cast<RankedTensorType>(dot.getAcc().getType());
-    // Mixed operand types (fp8 E4M3 x E5M2 left unwidened): no instruction
-    // reads both, the FMA path does.
-    if (a.getElementType() !=
-        cast<RankedTensorType>(dot.getB().getType()).getElementType())
-      return {};
-    std::string ab, acc;
-    llvm::raw_string_ostream(ab) << a.getElementType();
+    // Mixed operand types (fp8 E4M3 x E5M2 left unwidened): an instruction
+    // that reads both, where the target has one; else the FMA path.
+    std::string ta, tb, acc;
+    llvm::raw_string_ostream(ta) << a.getElementType();
+    llvm::raw_string_ostream(tb)
+        << cast<RankedTensorType>(dot.getB().getType()).getElementType();
     llvm::raw_string_ostream(acc) << c.getElementType();
+    bool mixed = ta != tb;
     int64_t m = c.getShape()[0], n = c.getShape()[1];
     bool tf32 = dot.getPrecision() == DotPrecision::tf32;
-    if (MmaAttr group = chooseGroupMma(ab, acc, tf32, m, n, a.getShape()[1]))
+    if (MmaAttr group =
+            chooseGroupMma(ta, tb, acc, tf32, m, n, a.getShape()[1]))
       return group;
     const MatrixInstr *instr =
-        target.findMatrixInstr(ab, acc, tf32, m, n, a.getShape()[1]);
+        target.findMatrixInstr(ta, tb, acc, tf32, m, n, a.getShape()[1]);
     if (!instr)
       return {};
     int32_t wm = 1, wn = 1;
@@ -341,8 +342,10 @@ private:
       // along its rows). Where the instruction's accumulator fragment is
       // not already the A fragment (NVIDIA's is; AMD's MFMA and WMMA hold
       // a column per lane), compute the product transposed: a row per
-      // lane, in the A operand's registers for MFMA.
-      if (instr->n <= m && instr->m <= n &&
+      // lane, in the A operand's registers for MFMA. (Not with mixed
+      // operand types: the transposed product feeds the instruction's A
+      // from B, which the instruction would read as the other type.)
+      if (!mixed && instr->n <= m && instr->m <= n &&
           !resultIsOperandA(*instr, false, c.getShape()))
         return rowsInWarps(true);
       return rowsInWarps(false);
@@ -642,9 +645,9 @@ private:
 };
 
 /// fp8 products that the target's matrix unit does not take (no instruction
-/// for the operand type, or E4M3 x E5M2 mixed) widen their operands to f16
-/// (exact: every fp8 value is an f16 value) when it has an f16 instruction
-/// for the shape; otherwise they stay for the FMA path.
+/// for the operand types, E4M3 x E5M2 mixed included) widen their operands
+/// to f16 (exact: every fp8 value is an f16 value) when it has an f16
+/// instruction for the shape; otherwise they stay for the FMA path.
 void widenFp8Operands(func::FuncOp fn, const GPUTarget &target) {
   fn.walk([&](kiln::DotOp dot) {
     auto a = cast<RankedTensorType>(dot.getA().getType());
@@ -654,12 +657,15 @@ void widenFp8Operands(func::FuncOp fn, const GPUTarget &target) {
       return;
     auto c = cast<RankedTensorType>(dot.getAcc().getType());
     int64_t m = c.getShape()[0], n = c.getShape()[1], k = a.getShape()[1];
-    std::string name;
-    llvm::raw_string_ostream(name) << ea;
-    if (ea == b.getElementType() &&
-        target.findMatrixInstr(name, "f32", false, m, n, k))
+    Type eb = b.getElementType();
+    if (!isa<Float8E4M3FNType, Float8E5M2Type>(eb))
       return;
-    if (!target.findMatrixInstr("f16", "f32", false, m, n, k))
+    std::string nameA, nameB;
+    llvm::raw_string_ostream(nameA) << ea;
+    llvm::raw_string_ostream(nameB) << eb;
+    if (target.findMatrixInstr(nameA, nameB, "f32", false, m, n, k))
+      return;
+    if (!target.findMatrixInstr("f16", "f16", "f32", false, m, n, k))
       return;
     OpBuilder builder(dot);
     auto widen = [&](Value v) -> Value {

@@ -75,7 +75,9 @@ void dropUnusedTensorMaps(mlir::ModuleOp module);
 /// "swap-mma-lanes"; comma-separated), or nullopt. A fault makes the GPU
 /// stage miscompile on purpose: drop-barrier=N leaves out the Nth barrier
 /// that tile-gpu-insert-barriers would insert; swap-mma-lanes exchanges
-/// lanes 0 and 1's A registers before each matrix instruction.
+/// lanes 0 and 1's A registers before each matrix instruction;
+/// misalign-shared moves every vector shared access one element off its
+/// alignment.
 std::optional<int> getTestFault(llvm::StringRef name);
 
 /// How far, in elements of `element`, a view box's lanes may reach past

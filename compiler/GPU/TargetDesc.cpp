@@ -26,13 +26,14 @@ Registry &registry() {
 
 } // namespace
 
-const MatrixInstr *GPUTarget::findMatrixInstr(llvm::StringRef ab,
+const MatrixInstr *GPUTarget::findMatrixInstr(llvm::StringRef a,
+                                              llvm::StringRef b,
                                               llvm::StringRef acc,
                                               bool tf32, int64_t m,
                                               int64_t n, int64_t k,
                                               bool groups) const {
   for (const MatrixInstr &i : matrixInstrs)
-    if ((groups || i.groupWarps == 1) && i.aType == ab && i.bType == ab &&
+    if ((groups || i.groupWarps == 1) && i.aType == a && i.bType == b &&
         i.accType == acc &&
         i.tf32 == tf32 && i.m <= m && i.n <= n && i.k <= k)
       return &i;

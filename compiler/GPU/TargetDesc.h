@@ -110,14 +110,16 @@ struct GPUTarget {
   double peakBandwidthGBs = 0;
   double peakTflopsF16 = 0;
 
-  /// The best instruction for operand type `ab` and accumulator `acc`
-  /// (`tf32`: f32 operands rounded to tf32) that fits an m x n x k product
-  /// (its own m, n, k at most those), or null.
+  /// The best instruction for operand types `a` and `b` (the same but
+  /// for fp8, whose instructions may mix E4M3 and E5M2) and accumulator
+  /// `acc` (`tf32`: f32 operands rounded to tf32) that fits an m x n x k
+  /// product (its own m, n, k at most those), or null.
   /// Instructions of several warps (`groupWarps` > 1) only with
   /// `groups`.
-  const MatrixInstr *findMatrixInstr(llvm::StringRef ab, llvm::StringRef acc,
-                                     bool tf32, int64_t m, int64_t n,
-                                     int64_t k, bool groups = false) const;
+  const MatrixInstr *findMatrixInstr(llvm::StringRef a, llvm::StringRef b,
+                                     llvm::StringRef acc, bool tf32,
+                                     int64_t m, int64_t n, int64_t k,
+                                     bool groups = false) const;
 };
 
 /// Registers an arch (a backend does it once at start-up); a second

@@ -279,13 +279,13 @@ int64_t canonicalMatrixAddress(const MatrixDescriptor &d, int64_t start,
 /// as `where` says (operand coordinates -> element offset from a
 /// 1024-byte aligned start) reads exactly that placement: the tiles
 /// start at `corners` ((x, k) pairs) and span `extentX` x 32 bytes of K.
-/// MN-major layouts only with `mnMajor` (the instruction's
+/// MN-major layouts only with `allowMNMajor` (the instruction's
 /// MatrixInstr::sharedMNMajor). nullopt when no canonical layout matches.
 std::optional<MatrixDescriptor>
 planMatrixDescriptor(const LinearLayout &where, int64_t elemBytes, bool isA,
                      int32_t extentX,
                      llvm::ArrayRef<std::pair<int32_t, int32_t>> corners,
-                     bool mnMajor = true);
+                     bool allowMNMajor);
 
 /// kiln.dot with a warpgroup instruction (ThreadWarpgroup.cpp); `a`, `b`
 /// and `acc` are the per-thread operands.

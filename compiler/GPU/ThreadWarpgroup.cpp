@@ -46,6 +46,7 @@
 
 #include <array>
 #include <map>
+#include <set>
 
 using namespace mlir;
 using namespace kiln;
@@ -174,18 +175,23 @@ LinearLayout groupCorner(const LinearLayout &l, int32_t groupWarps) {
 /// A layout of a [rows, cols] operand tile over every thread of `warps`
 /// warps of `lanes` lanes for a copy that turns it around (MN-major to
 /// K-major): each thread holds blocks of `run` x `run` elements (a 32-bit
-/// word of each of `run` rows), the lanes and warps go along `x` (the
-/// slot's contiguous dimension) first, then along the other; with
-/// `xFirst` the registers of a block run along `x` (the reads), else along
-/// the other dimension (the writes).
+/// word of each of `run` rows); the first `lanesAlongX` lane bits go along
+/// `x` (the slot's contiguous dimension), the other lane bits along the
+/// other dimension, the warps along `x` then the other (each dimension
+/// while the tile has bits left, else the other one; a zero basis once
+/// the tile runs out: copies, which the store skips). With `xFirst` the
+/// registers of a block run along `x` (the reads), else along the other
+/// dimension (the writes): the same elements in the same threads.
 LinearLayout turnaroundLayout(ArrayRef<int64_t> shape, unsigned x,
                               int32_t run, int32_t lanes, int32_t warps,
-                              bool xFirst) {
+                              int32_t lanesAlongX, bool xFirst) {
   unsigned k = 1 - x;
   int32_t size[2] = {int32_t(shape[0]), int32_t(shape[1])};
   int32_t next[2] = {1, 1}; // the next unassigned bit of each dimension
   auto take = [&](unsigned d) {
     LinearLayout::Basis basis{0, 0};
+    if (next[d] >= size[d])
+      d = 1 - d; // this dimension is used up: the other one
     if (next[d] < size[d]) {
       basis[d] = next[d];
       next[d] *= 2;
@@ -197,20 +203,35 @@ LinearLayout turnaroundLayout(ArrayRef<int64_t> shape, unsigned x,
                            : std::array<unsigned, 2>{k, x})
     for (int32_t i = 1; i < run; i *= 2)
       regs.push_back(take(d));
-  // Lanes and warps along x, then the other dimension (a zero basis once
-  // the tile runs out: copies, which the store skips).
-  auto along = [&]() { return take(next[x] < size[x] ? x : k); };
-  for (int32_t i = 1; i < lanes; i *= 2)
-    laneBases.push_back(along());
+  for (int32_t i = 1, bit = 0; i < lanes; i *= 2, ++bit)
+    laneBases.push_back(take(bit < lanesAlongX ? x : k));
   for (int32_t i = 1; i < warps; i *= 2)
-    warpBases.push_back(along());
+    warpBases.push_back(take(x));
   while (next[x] < size[x] || next[k] < size[k])
-    regs.push_back(along());
+    regs.push_back(take(x));
   return LinearLayout({{dims::kRegister.str(), regs},
                        {dims::kLane.str(), laneBases},
                        {dims::kWarp.str(), warpBases}},
                       {{dims::tileDim(0), size[0]},
                        {dims::tileDim(1), size[1]}});
+}
+
+/// The bank conflicts of one shared access of warp 0 through `l` into
+/// `tile` (register 0's run, every lane): the most distinct bank-wide
+/// words that one bank serves (1: none).
+int32_t bankWays(const GPUTarget &target, const SharedTile &tile,
+                 const LinearLayout &l) {
+  LinearLayout toOffset = l.compose(tile.where);
+  std::map<int64_t, std::set<int64_t>> words;
+  for (int32_t lane = 0; lane < l.getInDimSize(dims::kLane); ++lane) {
+    int64_t word = toOffset.apply({{dims::kLane, lane}})[0] * tile.elemBytes /
+                   target.sharedBankBytes;
+    words[word % target.sharedBanks].insert(word);
+  }
+  size_t ways = 1;
+  for (auto &[bank, distinct] : words)
+    ways = std::max(ways, distinct.size());
+  return int32_t(ways);
 }
 
 /// Asynchronous copies (cp.async) write through the ordinary accesses'
@@ -258,6 +279,20 @@ LogicalResult kiln::gpu::threads::lowerWarpgroupDot(
     return out;
   };
 
+  // Stores the registers `regs` (held as `l` says) into a new buffer
+  // placed as `tile` (1024-byte aligned: swizzle atoms) and fences them
+  // for the matrix unit: an operand it reads from a buffer of its own.
+  auto ownBuffer = [&](SharedTile tile, const MatrixDescriptor &d, Value regs,
+                       const LinearLayout &l, ArrayRef<int64_t> shape) {
+    int64_t bytes = elemBytes;
+    for (int64_t dim : shape)
+      bytes *= dim;
+    tile.buffer = allocShared(b, loc, bytes, 1024);
+    storeSharedTile(b, loc, *c.target, tile, regs, l);
+    SharedFenceOp::create(b, loc);
+    return SharedOperand{tile, d, false};
+  };
+
   // Where the matrix unit reads an operand: its pipeline slot when that
   // is canonical, else a buffer of its own the registers are stored into.
   auto sharedOperand = [&](Value tileValue, Value regs, const LinearLayout &l,
@@ -281,56 +316,71 @@ LogicalResult kiln::gpu::threads::lowerWarpgroupDot(
           return SharedOperand{tile, *d, true};
         }
     }
-    // An instruction that reads only K-major operands (fp8) from a slot
-    // that is MN-major (a row-major B, copied as it is in memory): every
-    // thread turns blocks of 4-byte words around (read along MN, written
-    // along K) into a K-major buffer of the product's own, in place of
-    // the operand fragments' registers (in which each warp of a group
-    // would hold all of B).
+    // B for an instruction that reads only K-major operands (fp8) from a
+    // slot that is MN-major (a row-major B, copied as it is in memory):
+    // every thread turns blocks of 4-byte words around (read along N,
+    // written along K) into a K-major buffer of the product's own, in
+    // place of the operand fragments' registers (in which each warp of a
+    // group would hold all of B). (An A in such a slot is read into its
+    // register fragment, which the instruction takes.)
     if (auto read = tileValue.getDefiningOp<ReadTileOp>();
-        read && !instr.sharedMNMajor && elemBytes < 4) {
+        read && !isA && !instr.sharedMNMajor && elemBytes < 4) {
       SharedTile slot = readTileSource(b, loc, read, elem);
-      RankedTensorType type = isA ? aType : bType;
-      // The slot's contiguous dimension: M for A, N for B, if MN-major.
-      unsigned x = isA ? 0 : 1;
+      ArrayRef<int64_t> shape = bType.getShape();
+      const unsigned x = 1; // N, the slot's contiguous dimension
       int32_t run = int32_t(4 / elemBytes);
       int32_t lanes = c.target->warpSize;
       int32_t warpCount = l.getInDimSize(dims::kWarp);
-      LinearLayout reads = turnaroundLayout(type.getShape(), x, run, lanes,
-                                            warpCount, /*xFirst=*/true),
-                   writes = turnaroundLayout(type.getShape(), x, run, lanes,
-                                             warpCount, /*xFirst=*/false);
-      std::optional<SmallVector<int64_t>> perm =
-          getRegisterPermutation(reads, writes);
-      if (perm && getSharedRunWidth(slot, reads, run) == run) {
-        std::optional<SharedTile> tile;
-        std::optional<MatrixDescriptor> d;
+      auto layouts = [&](int32_t alongX) {
+        return std::pair{turnaroundLayout(shape, x, run, lanes, warpCount,
+                                          alongX, /*xFirst=*/true),
+                         turnaroundLayout(shape, x, run, lanes, warpCount,
+                                          alongX, /*xFirst=*/false)};
+      };
+      int32_t laneBits = llvm::Log2_32(uint32_t(lanes));
+      auto [reads, writes] = layouts(laneBits);
+      std::optional<SharedTile> tile;
+      std::optional<MatrixDescriptor> d;
+      if (getSharedRunWidth(slot, reads, run) == run)
         for (SmallVector<unsigned, 2> order :
              {SmallVector<unsigned, 2>{1, 0}, SmallVector<unsigned, 2>{0, 1}}) {
-          SharedTile t =
-              getSharedTile(Value(), Value(), type.getShape(), elem, order);
+          SharedTile t = getSharedTile(Value(), Value(), shape, elem, order);
           if (getSharedRunWidth(t, writes, run) != run)
             continue;
-          if (std::optional<MatrixDescriptor> td = planMatrixDescriptor(
-                  t.where, elemBytes, isA, extentX, corners(isA),
-                  /*mnMajor=*/false)) {
-            tile = t, d = td;
+          if ((d = planMatrixDescriptor(t.where, elemBytes, isA, extentX,
+                                        corners(isA), /*allowMNMajor=*/false))) {
+            tile = t;
             break;
           }
         }
-        if (d) {
-          int32_t count = reads.getInDimSize(dims::kRegister);
-          auto vecType = VectorType::get({count}, elem);
-          Value loaded = loadSharedTile(b, loc, *c.target, slot, reads,
-                                        vecType, Attribute());
-          Value turned = vector::ShuffleOp::create(b, loc, vecType, loaded,
-                                                   loaded, *perm);
-          tile->buffer = allocShared(b, loc,
-                                     elemBytes * type.getNumElements(), 1024);
-          storeSharedTile(b, loc, *c.target, *tile, turned, writes);
-          SharedFenceOp::create(b, loc);
-          return SharedOperand{*tile, *d, false};
+      if (d) {
+        // How many lane bits go along N: the fewest bank conflicts over
+        // the read and the write (all along N reads whole rows of the
+        // slot but writes 8 rows of the K-major buffer into few banks).
+        int32_t best = -1, bestWays = 0;
+        for (int32_t alongX = laneBits; alongX >= 0; --alongX) {
+          auto [r, w] = layouts(alongX);
+          if (getSharedRunWidth(slot, r, run) != run ||
+              getSharedRunWidth(*tile, w, run) != run)
+            continue;
+          int32_t ways = bankWays(*c.target, slot, r) +
+                         bankWays(*c.target, *tile, w);
+          if (best < 0 || ways < bestWays)
+            best = alongX, bestWays = ways;
         }
+        std::tie(reads, writes) = layouts(best);
+        int32_t count = reads.getInDimSize(dims::kRegister);
+        auto vecType = VectorType::get({count}, elem);
+        Value loaded = loadSharedTile(b, loc, *c.target, slot, reads, vecType,
+                                      Attribute());
+        // The same elements, registers ordered along K: `perm` gives each
+        // of the writes' registers the reads' register that holds it.
+        std::optional<SmallVector<int64_t>> perm =
+            getRegisterPermutation(reads, writes);
+        assert(perm && "both layouts put the same elements in each thread");
+        Value turned = vector::ShuffleOp::create(b, loc, vecType, loaded,
+                                                 loaded, *perm);
+        return ownBuffer(*tile, *d, turned, writes, shape);
       }
     }
     // An A held in the A fragment stays in registers, unless the loop
@@ -370,11 +420,7 @@ LogicalResult kiln::gpu::threads::lowerWarpgroupDot(
     }
     if (!d)
       return std::nullopt;
-    int64_t bytes = elemBytes * type.getNumElements();
-    tile->buffer = allocShared(b, loc, bytes, 1024);
-    storeSharedTile(b, loc, *c.target, *tile, regs, l);
-    SharedFenceOp::create(b, loc);
-    return SharedOperand{*tile, *d, false};
+    return ownBuffer(*tile, *d, regs, l, type.getShape());
   };
   std::optional<SharedOperand> sa = sharedOperand(op.getA(), aRegs, la, true);
   std::optional<SharedOperand> sb = sharedOperand(op.getB(), bRegs, lb, false);

@@ -505,23 +505,26 @@ struct EmuProgram {
                   Where);
   }
 
-  /// A thread's shared_load / shared_store: as the hardware's vector
-  /// accesses, one of 2^n bytes (up to 16) must start on a multiple of its
-  /// size (the compiler tells LLVM so: a misplaced one would fault there).
+  /// A thread's shared_load / shared_store or asynchronous copy: as the
+  /// hardware's vector accesses and cp.async, one of 2^n bytes (up to 16)
+  /// must start on a multiple of its size (the compiler tells LLVM so: a
+  /// misplaced one would fault there).
   uint8_t *sharedAccess(EmuThread &Th, int32_t Offset, int32_t Bytes,
-                        bool IsWrite, const char *Where) {
+                        Access Kind, const char *Where) {
     if (Bytes > 0 && Bytes <= 16 && (Bytes & (Bytes - 1)) == 0 &&
         Offset % Bytes != 0) {
       report(Th, ErrorCode::KernelTrapped,
              "misaligned shared-memory " +
-                 std::string(IsWrite ? "write" : "read") + " of " +
-                 std::to_string(Bytes) + " bytes at byte " +
+                 std::string(Kind == Access::Read       ? "read"
+                             : Kind == Access::CopyStart ? "copy"
+                                                         : "write") +
+                 " of " + std::to_string(Bytes) + " bytes at byte " +
                  std::to_string(Offset) + " by " + thread(Th.Abi.thread) +
                  at(Where) + " (a vector access must start on a multiple "
                  "of its size)");
       stop(Th);
     }
-    return access(Th, Offset, Bytes, IsWrite, Where);
+    return access(Th, Offset, Bytes, Kind, Where);
   }
 
   uint8_t *access(EmuThread &Th, int32_t Offset, int32_t Bytes, Access Kind,
@@ -1114,7 +1117,9 @@ uint64_t cbShuffle(KilnEmuThread *T, int32_t Kind, uint64_t Value,
 uint8_t *cbShared(KilnEmuThread *T, int32_t Offset, int32_t Bytes,
                   int32_t IsWrite, const char *Where) {
   EmuThread &Th = self(T);
-  return Th.Program->sharedAccess(Th, Offset, Bytes, IsWrite != 0, Where);
+  return Th.Program->sharedAccess(
+      Th, Offset, Bytes,
+      IsWrite ? EmuProgram::Access::Write : EmuProgram::Access::Read, Where);
 }
 
 void cbLoadMatrix(KilnEmuThread *T, int32_t Offset, int32_t Count,
@@ -1163,7 +1168,8 @@ void cbAsyncCopy(KilnEmuThread *T, int32_t Offset, const void *Src,
   EmuThread &Th = self(T);
   // Checked like a write now (other threads' accesses in this epoch race
   // with it); the bytes are in flight until the wait lands them.
-  Th.Program->access(Th, Offset, Bytes, EmuProgram::Access::CopyStart, Where);
+  Th.Program->sharedAccess(Th, Offset, Bytes, EmuProgram::Access::CopyStart,
+                           Where);
   Th.Open.push_back({Offset, Src, Bytes, Valid != 0, Where});
 }
 

@@ -158,9 +158,12 @@ struct InstrInfo {
   const char *Name;
   Family F;
   Shape S;
-  Elem E;
+  Elem E; ///< A's elements (and B's, unless MixedB)
   bool IntAcc;
   int Lanes;
+  bool MixedB = false; ///< B's elements are EB (fp8 E4M3 x E5M2)
+  Elem EB = Elem::F16;
+  Elem bElem() const { return MixedB ? EB : E; }
 };
 
 /// Elements of A, B and C/D that one lane holds.
@@ -284,7 +287,7 @@ bool matrixProduct(const InstrInfo &In, const void *const *A, const void *const 
     }
     for (int I = 0; I < BRegs; ++I) {
       bCoord(In, L, I, R, Cl);
-      MB[size_t(R * S.N + Cl)] = element(B[L], I, In.E);
+      MB[size_t(R * S.N + Cl)] = element(B[L], I, In.bElem());
     }
     for (int I = 0; I < CRegs; ++I) {
       cCoord(In, L, I, R, Cl);
@@ -335,6 +338,8 @@ bool kiln::rt::detail::emulateMatrixInstr(const std::string &Instr, int Lanes,
       {"nv.mma.m16n8k32.s8", Family::NvMma, {16, 8, 32}, Elem::S8, true, 32},
       {"nv.mma.m16n8k32.e4m3", Family::NvMma, {16, 8, 32}, Elem::E4M3, false, 32},
       {"nv.mma.m16n8k32.e5m2", Family::NvMma, {16, 8, 32}, Elem::E5M2, false, 32},
+      {"nv.mma.m16n8k32.e4m3.e5m2", Family::NvMma, {16, 8, 32}, Elem::E4M3, false, 32, true, Elem::E5M2},
+      {"nv.mma.m16n8k32.e5m2.e4m3", Family::NvMma, {16, 8, 32}, Elem::E5M2, false, 32, true, Elem::E4M3},
       // CDNA (wave64).
       {"amd.mfma.32x32x8.f16", Family::Mfma, {32, 32, 8}, Elem::F16, false, 64},
       {"amd.mfma.16x16x16.f16", Family::Mfma, {16, 16, 16}, Elem::F16, false, 64},
@@ -358,10 +363,18 @@ bool kiln::rt::detail::emulateMatrixInstr(const std::string &Instr, int Lanes,
       {"amd.mfma.16x16x32.fp8", Family::Mfma, {16, 16, 32}, Elem::E4M3, false, 64},
       {"amd.mfma.32x32x16.bf8", Family::Mfma, {32, 32, 16}, Elem::E5M2, false, 64},
       {"amd.mfma.16x16x32.bf8", Family::Mfma, {16, 16, 32}, Elem::E5M2, false, 64},
+      {"amd.mfma.32x32x16.fp8_bf8", Family::Mfma, {32, 32, 16}, Elem::E4M3, false, 64, true, Elem::E5M2},
+      {"amd.mfma.16x16x32.fp8_bf8", Family::Mfma, {16, 16, 32}, Elem::E4M3, false, 64, true, Elem::E5M2},
+      {"amd.mfma.32x32x16.bf8_fp8", Family::Mfma, {32, 32, 16}, Elem::E5M2, false, 64, true, Elem::E4M3},
+      {"amd.mfma.16x16x32.bf8_fp8", Family::Mfma, {16, 16, 32}, Elem::E5M2, false, 64, true, Elem::E4M3},
       {"amd.mfma.32x32x16.fp8.fnuz", Family::Mfma, {32, 32, 16}, Elem::E4M3Fnuz, false, 64},
       {"amd.mfma.16x16x32.fp8.fnuz", Family::Mfma, {16, 16, 32}, Elem::E4M3Fnuz, false, 64},
       {"amd.mfma.32x32x16.bf8.fnuz", Family::Mfma, {32, 32, 16}, Elem::E5M2Fnuz, false, 64},
       {"amd.mfma.16x16x32.bf8.fnuz", Family::Mfma, {16, 16, 32}, Elem::E5M2Fnuz, false, 64},
+      {"amd.mfma.32x32x16.fp8_bf8.fnuz", Family::Mfma, {32, 32, 16}, Elem::E4M3Fnuz, false, 64, true, Elem::E5M2Fnuz},
+      {"amd.mfma.16x16x32.fp8_bf8.fnuz", Family::Mfma, {16, 16, 32}, Elem::E4M3Fnuz, false, 64, true, Elem::E5M2Fnuz},
+      {"amd.mfma.32x32x16.bf8_fp8.fnuz", Family::Mfma, {32, 32, 16}, Elem::E5M2Fnuz, false, 64, true, Elem::E4M3Fnuz},
+      {"amd.mfma.16x16x32.bf8_fp8.fnuz", Family::Mfma, {16, 16, 32}, Elem::E5M2Fnuz, false, 64, true, Elem::E4M3Fnuz},
       // RDNA (wave32).
       {"amd.wmma.gfx11.f16", Family::WmmaGfx11, {16, 16, 16}, Elem::F16, false, 32},
       {"amd.wmma.gfx11.bf16", Family::WmmaGfx11, {16, 16, 16}, Elem::BF16, false, 32},
@@ -450,23 +463,29 @@ bool kiln::rt::detail::emulateWarpgroupMatrixInstr(
     const void *const *A, uint64_t DescB, int Flags, const void *const *C,
     void *const *D, const uint8_t *(*Read)(void *Ctx, int64_t Offset),
     void *Ctx, double *Scratch, std::string &Message) {
-  // "nv.wgmma.m64n<N>k16.<f16|bf16>", "nv.wgmma.m64n<N>k32.<e4m3|e5m2>"
+  // "nv.wgmma.m64n<N>k16.<f16|bf16>", "nv.wgmma.m64n<N>k32.<e4m3|e5m2>",
+  // "nv.wgmma.m64n<N>k32.<e4m3|e5m2>.<e4m3|e5m2>" (A's type, then B's)
   int N = 0, K = 0;
-  char Type[8] = {0};
-  Elem E = Elem::F16;
+  char Type[16] = {0};
+  Elem E = Elem::F16, EB = Elem::F16;
   bool Known =
-      std::sscanf(Instr.c_str(), "nv.wgmma.m64n%dk%d.%7s", &N, &K, Type) ==
+      std::sscanf(Instr.c_str(), "nv.wgmma.m64n%dk%d.%15s", &N, &K, Type) ==
           3 &&
       N >= 8 && N <= 256 && N % 8 == 0;
-  if (Known && K == 16 && !std::strcmp(Type, "f16"))
-    E = Elem::F16;
-  else if (Known && K == 16 && !std::strcmp(Type, "bf16"))
-    E = Elem::BF16;
-  else if (Known && K == 32 && !std::strcmp(Type, "e4m3"))
-    E = Elem::E4M3;
-  else if (Known && K == 32 && !std::strcmp(Type, "e5m2"))
-    E = Elem::E5M2;
-  else
+  std::string TA = Type, TB = Type;
+  if (size_t Dot = TA.find('.'); Dot != std::string::npos) {
+    TB = TA.substr(Dot + 1);
+    TA.resize(Dot);
+  }
+  auto fp8 = [](const std::string &T, Elem &Out) {
+    Out = T == "e4m3" ? Elem::E4M3 : Elem::E5M2;
+    return T == "e4m3" || T == "e5m2";
+  };
+  if (Known && K == 16 && TA == "f16" && TB == TA)
+    E = EB = Elem::F16;
+  else if (Known && K == 16 && TA == "bf16" && TB == TA)
+    E = EB = Elem::BF16;
+  else if (!(Known && K == 32 && fp8(TA, E) && fp8(TB, EB)))
     Known = false;
   if (!Known) {
     Message = "matrix instruction '" + Instr + "' is not emulated";
@@ -479,9 +498,10 @@ bool kiln::rt::detail::emulateWarpgroupMatrixInstr(
     return false;
   }
   const int Rows = 16, Lanes = 32, Bytes = elemBytes(E);
-  auto sharedElement = [&](uint64_t Desc, bool MNMajor, int X, int Kk) {
+  auto sharedElement = [&](uint64_t Desc, bool MNMajor, int X, int Kk,
+                           Elem Type) {
     int64_t Addr = wgmmaAddress(Desc, MNMajor, X, Kk, Bytes);
-    return element(Read(Ctx, Addr & ~int64_t(15)) + (Addr & 15), 0, E);
+    return element(Read(Ctx, Addr & ~int64_t(15)) + (Addr & 15), 0, Type);
   };
   double *MA = Scratch, *MB = Scratch + Rows * K;
   if (A) {
@@ -497,11 +517,11 @@ bool kiln::rt::detail::emulateWarpgroupMatrixInstr(
     for (int R = 0; R < Rows; ++R)
       for (int Kk = 0; Kk < K; ++Kk)
         MA[size_t(R * K + Kk)] =
-            sharedElement(DescA, Flags & 1, 16 * WarpInGroup + R, Kk);
+            sharedElement(DescA, Flags & 1, 16 * WarpInGroup + R, Kk, E);
   }
   for (int Kk = 0; Kk < K; ++Kk)
     for (int Cl = 0; Cl < N; ++Cl)
-      MB[size_t(Kk * N + Cl)] = sharedElement(DescB, Flags & 2, Cl, Kk);
+      MB[size_t(Kk * N + Cl)] = sharedElement(DescB, Flags & 2, Cl, Kk, EB);
   for (int L = 0; L < Lanes; ++L) {
     int G = L >> 2, T = L & 3;
     for (int I = 0; I < N / 2; ++I) {

@@ -193,6 +193,18 @@ module attributes {kiln_gpu.target = "sm_90a"} {
 
 // -----
 
+// fp8 warpgroup instructions read K-major shared operands only.
+module attributes {kiln_gpu.target = "sm_90a"} {
+  func.func @f(%o: i32, %c: vector<32xf32>) {
+    %buf = kiln_gpu.shared_alloc size 4096 alignment 1024 offset 0 : !kiln_gpu.shared
+    // expected-error @below {{reads only K-major shared operands with nv.wgmma.m64n64k32.e4m3}}
+    %d = kiln_gpu.warpgroup_mma "nv.wgmma.m64n64k32.e4m3" shared %buf[%o], %buf[%o], %c {a_desc = 0 : i64, b_desc = 0 : i64, b_transpose} : vector<32xf32>
+    return
+  }
+}
+
+// -----
+
 // A tensor copy takes 1 to 5 coordinates and a tensor map that is a pointer.
 module attributes {kiln_gpu.target = "sm_90a"} {
   func.func @f(%o: i32, %map: !llvm.ptr) {

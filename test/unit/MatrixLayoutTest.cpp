@@ -55,8 +55,8 @@ std::vector<Named> allInstrs() {
 }
 
 /// The operand kind of `mi` (FNUZ fp8 where the instruction reads it).
-Kind kindOf(const MatrixInstr &mi) {
-  const std::string &type = mi.aType;
+Kind kindOf(const MatrixInstr &mi, bool operandB = false) {
+  const std::string &type = operandB ? mi.bType : mi.aType;
   if (type == "f16")
     return Kind::F16;
   if (type == "bf16")
@@ -108,7 +108,9 @@ void checkProduct(const Named &n, const LinearLayout &fa,
                   bool swapOperands, std::mt19937 &rng) {
   const MatrixInstr &mi = *n.instr;
   std::uniform_int_distribution<int> small(-4, 4);
-  Kind kind = kindOf(mi);
+  // fp8 instructions may read A and B in different types; a swapped
+  // product feeds the instruction's A from fb, its B from fa.
+  Kind kind = kindOf(mi, swapOperands), kindB = kindOf(mi, !swapOperands);
   bool isInt = mi.accType == "i32";
   int32_t m = fc.getOutDims()[0].size, nn = fc.getOutDims()[1].size,
           k = mi.k, lanes = n.lanes;
@@ -139,7 +141,7 @@ void checkProduct(const Named &n, const LinearLayout &fa,
     for (int32_t r = 0; r < bRegs; ++r) {
       auto [kk, j] = at(fb, r, l);
       coveredB.insert({kk, j});
-      encode(kind, b[size_t(kk * nn + j)], &lb[size_t(l)][size_t(r) * eb]);
+      encode(kindB, b[size_t(kk * nn + j)], &lb[size_t(l)][size_t(r) * eb]);
     }
     for (int32_t r = 0; r < cRegs; ++r) {
       auto [i, j] = at(fc, r, l);
@@ -205,6 +207,8 @@ TEST(MatrixLayouts, TransposedProductsAgree) {
   std::mt19937 rng(11);
   for (const Named &n : allInstrs()) {
     SCOPED_TRACE(n.instr->name + " transposed (" + n.arch + ")");
+    // (Layout assignment never transposes a product of mixed operand
+    // types; the encodings above follow the operands either way.)
     auto mma = MmaAttr::get(&ctx, n.instr->name, {1, 1}, true);
     EXPECT_EQ(mma.getTileRows(), n.instr->n);
     EXPECT_EQ(mma.getTileCols(), n.instr->m);
@@ -260,7 +264,8 @@ TEST(MatrixLayouts, EmulatorNoticesSwappedLanes) {
       }
       for (int32_t r = 0; r < mi.getBRegisters(); ++r) {
         auto [kk, j] = at(mi.bLayout, r, l);
-        encode(kind, (kk + 2 * j) % 7 - 3, &lb[size_t(l)][size_t(r) * eb]);
+        encode(kindOf(mi, true), (kk + 2 * j) % 7 - 3,
+               &lb[size_t(l)][size_t(r) * eb]);
       }
     }
     auto run = [&](Lanes &out, bool &ok) {
@@ -348,7 +353,7 @@ void checkWarpgroup(const MatrixInstr &mi, const WgCase &wc, bool aInRegs,
   for (int32_t k = 0; k < wc.bRows; ++k)
     for (int32_t j = 0; j < wc.bCols; ++j) {
       int v = b[size_t(k * wc.bCols + j)] = small(rng);
-      encode(kind, v,
+      encode(kindOf(mi, true), v,
              &shared[size_t(bBase + eb * wb.apply({{"dim0", k}, {"dim1", j}})[0])]);
     }
   int32_t cRegs = mi.getCRegisters(), aRegs = mi.getARegisters();
@@ -446,7 +451,7 @@ TEST(MatrixLayouts, WarpgroupDescriptorsAgree) {
           }
         }
   }
-  EXPECT_EQ(instrs, 24); // f16, bf16, e4m3, e5m2; N 8 to 256
+  EXPECT_EQ(instrs, 36); // f16, bf16 and the four fp8 pairs; N 8 to 256
 }
 
 // fp8 warpgroup instructions read only K-major shared operands: a
@@ -492,14 +497,14 @@ TEST(MatrixLayouts, WarpgroupDescriptorRefusesOtherPlacements) {
   using namespace kiln::gpu::threads;
   std::vector<std::pair<int32_t, int32_t>> corners{{0, 0}};
   LinearLayout swizzled = *getSharedLayout({64, 64}, 2).invert();
-  EXPECT_TRUE(planMatrixDescriptor(swizzled, 2, true, 64, corners).has_value());
+  EXPECT_TRUE(planMatrixDescriptor(swizzled, 2, true, 64, corners, true).has_value());
   LinearLayout::InDim rows{"dim0", {}}, cols{"dim1", {}};
   for (int32_t b = 1; b < 64; b *= 2) {
     cols.bases.push_back({b});
     rows.bases.push_back({64 * b});
   }
   LinearLayout plain({rows, cols}, {{"offset", 64 * 64}});
-  EXPECT_FALSE(planMatrixDescriptor(plain, 2, true, 64, corners).has_value());
+  EXPECT_FALSE(planMatrixDescriptor(plain, 2, true, 64, corners, true).has_value());
 }
 
 // Tensor copies put a tile where the stage's shared layout has it: the

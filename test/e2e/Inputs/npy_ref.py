@@ -20,7 +20,8 @@ are multiples of 16: the fast path), "_big" (several tiles and K
 iterations, multiples of 16) or "_rag" (as large, not multiples of 16).
 matmul_fp8 (bench/codeobj/matmul_fp8.tile: E4M3 operands, f16 result)
 takes "_big" or "_rag" and leading dimensions of A and B of LD_FP8 (its
-@div(16)).
+@div(16)). fp8_mixed: test/codegen/Inputs/fp8.tile's dot45 (64x64, E4M3
+times E5M2).
 """
 import array
 import ast
@@ -133,6 +134,11 @@ def rand_e4m3(rng, n):
     return [rng.randint(-15, 15) / 8.0 for _ in range(n)]
 
 
+def rand_e5m2(rng, n):
+    """Values E5M2 holds exactly (k / 4, |k| <= 7: three significant bits)."""
+    return [rng.randint(-7, 7) / 4.0 for _ in range(n)]
+
+
 def matmul_dims(case):
     """The case without its "_a16"/"_big" suffix, its M, N, K and its
     leading dimensions (of A, B, C)."""
@@ -171,6 +177,11 @@ def gen(case, d, nonneg=False):
         write_npy(os.path.join(d, "a.npy"), "<f2", (M, LDA), [f16(v) for v in rand_f32(rng, M * LDA)])
         write_npy(os.path.join(d, "b.npy"), "<f2", (K, LDB), [f16(v) for v in rand_f32(rng, K * LDB)])
         write_npy(os.path.join(d, "c.npy"), "<f2", (M, LDC), [nan] * (M * LDC))
+    elif case == "fp8_mixed":
+        write_npy(os.path.join(d, "a.npy"), "<f4", (64, 64), rand_e4m3(rng, 64 * 64))
+        write_npy(os.path.join(d, "b.npy"), "<f4", (64, 64), rand_e5m2(rng, 64 * 64))
+        write_npy(os.path.join(d, "c.npy"), "<f4", (64, 64), [nan] * (64 * 64))
+        write_npy(os.path.join(d, "q.npy"), "<f4", (64, 64), [nan] * (64 * 64))
     elif case == "matmul_fp8":
         write_npy(os.path.join(d, "a.npy"), "<f4", (M, LDA), rand_e4m3(rng, M * LDA))
         write_npy(os.path.join(d, "b.npy"), "<f4", (K, LDB), rand_e4m3(rng, K * LDB))
@@ -250,6 +261,14 @@ def check(case, d):
             s = sum(math.exp(v - m) for v in row)
             for c in range(COLS):
                 results.append(("y[%d,%d]" % (r, c), y[r * COLS + c], math.exp(row[c] - m) / s, tol, 1e-30))
+    elif case == "fp8_mixed":
+        # Products of k/8 and k/4 and their sums over 64 terms are exact in
+        # f32: the result must be exact.
+        a, b, c = inp("a"), inp("b"), out("c")
+        for i in range(64):
+            for j in range(64):
+                ref = sum(a[i * 64 + k] * b[k * 64 + j] for k in range(64))
+                results.append(("c[%d,%d]" % (i, j), c[i * 64 + j], ref, 0, 0))
     elif case in ("matmul", "matmul_ptr", "matmul_bf16", "matmul_fp8"):
         a, b, c = inp("a"), inp("b"), out("c")
         for i in range(M):
