@@ -63,6 +63,14 @@ MatrixInstr mma1688tf32() {
   return i;
 }
 
+/// The A fragment of 16 x 32 8-bit elements (mma.m16n8k32's, and one
+/// warp's share of wgmma.m64nNk32's): a0..a15: row = groupID (+8 for
+/// a4..a7, a12..a15), col = 4 * tig + (i & 3) (+16 for a8..a15).
+LinearLayout byteOperandA() {
+  return fragmentLayout({{0, 1}, {0, 2}, {8, 0}, {0, 16}},
+                        {{0, 4}, {0, 8}, {1, 0}, {2, 0}, {4, 0}}, 16, 32);
+}
+
 /// m16n8k32 with 8-bit operands (s8, e4m3, e5m2; fp8 A and B may differ:
 /// `bType`, when given).
 MatrixInstr mma16832(const char *name, const char *type, const char *acc,
@@ -73,10 +81,7 @@ MatrixInstr mma16832(const char *name, const char *type, const char *acc,
   i.aType = type;
   i.bType = bType ? bType : type;
   i.accType = acc;
-  // a0..a15: row = groupID (+8 for a4..a7, a12..a15),
-  //          col = 4 * tig + (i & 3) (+16 for a8..a15).
-  i.aLayout = fragmentLayout({{0, 1}, {0, 2}, {8, 0}, {0, 16}},
-                       {{0, 4}, {0, 8}, {1, 0}, {2, 0}, {4, 0}}, 16, 32);
+  i.aLayout = byteOperandA();
   // b0..b7: row = 4 * tig + (i & 3) (+16 for b4..b7), col = groupID.
   i.bLayout = fragmentLayout({{1, 0}, {2, 0}, {16, 0}},
                        {{4, 0}, {8, 0}, {0, 1}, {0, 2}, {0, 4}}, 32, 8);
@@ -139,8 +144,7 @@ MatrixInstr wgmmaFp8(Fp8Type a, Fp8Type b, int32_t n) {
     accRegs.push_back({0, c});
     bRegs.push_back({0, c});
   }
-  i.aLayout = fragmentLayout({{0, 1}, {0, 2}, {8, 0}, {0, 16}},
-                             {{0, 4}, {0, 8}, {1, 0}, {2, 0}, {4, 0}}, 16, 32);
+  i.aLayout = byteOperandA();
   i.bLayout = fragmentLayout(bRegs, {{4, 0}, {8, 0}, {0, 1}, {0, 2}, {0, 4}},
                              32, n);
   i.cLayout = fragmentLayout(accRegs, kAccLanes, 16, n);
