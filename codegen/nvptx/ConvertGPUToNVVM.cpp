@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/nvptx/NVPTXPasses.h"
+#include "codegen/nvptx/NVPTXTargets.h"
 
 #include "compiler/Dialect/KilnDialect.h"
 #include "compiler/GPU/IR/KilnGPUDialect.h"
@@ -111,19 +112,17 @@ SmallVector<Value> packFragment(OpBuilder &b, Location loc, Value vec,
   return regs;
 }
 
-/// PTX's name of an fp8 operand type ("e4m3", "e5m2"), else "".
-StringRef ptxFp8Name(StringRef mlirType) {
-  return mlirType == "f8E4M3FN" ? "e4m3" : mlirType == "f8E5M2" ? "e5m2" : "";
-}
-
 /// kiln_gpu.mma -> nvvm.mma.sync (row-major A, column-major B).
 FailureOr<Value> lowerMma(OpBuilder &b, Location loc, MmaOp op) {
   const MatrixInstr *instr = lookupMatrixInstr(op.getInstr());
-  NVVM::MMATypes ptxType;
+  NVVM::MMATypes ptxType = NVVM::MMATypes::f16; // nvvm.mma.sync's (not fp8)
   int64_t perReg = 1;
   bool f16x2 = false;
   StringRef t = instr->aType;
-  if (t == "f16") {
+  bool fp8 = !kiln::nvptx::ptxFp8Name(t).empty();
+  if (fp8) {
+    perReg = 4; // the PTX instruction itself, below
+  } else if (t == "f16") {
     ptxType = NVVM::MMATypes::f16, perReg = 2, f16x2 = true;
   } else if (t == "bf16") {
     ptxType = NVVM::MMATypes::bf16, perReg = 2;
@@ -131,8 +130,6 @@ FailureOr<Value> lowerMma(OpBuilder &b, Location loc, MmaOp op) {
     ptxType = NVVM::MMATypes::tf32, perReg = 1;
   } else if (t == "i8") {
     ptxType = NVVM::MMATypes::s8, perReg = 4;
-  } else if (t == "f8E4M3FN" || t == "f8E5M2") {
-    ptxType = NVVM::MMATypes::e4m3, perReg = 4; // the inline form below
   } else {
     return op.emitOpError("has no mma.sync form for ") << t;
   }
@@ -146,14 +143,15 @@ FailureOr<Value> lowerMma(OpBuilder &b, Location loc, MmaOp op) {
   SmallVector<Type> fields(cType.getNumElements(), cType.getElementType());
   auto structType = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
   Value d;
-  if (ptxType == NVVM::MMATypes::e4m3 || ptxType == NVVM::MMATypes::e5m2) {
+  if (fp8) {
     // nvvm.mma.sync has no fp8 form and LLVM no intrinsic for it: the PTX
     // instruction itself (ISA 8.4, which the module then asks for), with
     // the accumulator tied to the result.
     std::string text = llvm::formatv(
         "mma.sync.aligned.m16n8k32.row.col.f32.{0}.{1}.f32 "
         "{{$0,$1,$2,$3}, {{$4,$5,$6,$7}, {{$8,$9}, {{$10,$11,$12,$13};",
-        ptxFp8Name(instr->aType), ptxFp8Name(instr->bType));
+        kiln::nvptx::ptxFp8Name(instr->aType),
+        kiln::nvptx::ptxFp8Name(instr->bType));
     SmallVector<Value> operands(a);
     operands.append(bb);
     operands.append(c);
@@ -360,10 +358,11 @@ FailureOr<Value> lowerWarpgroupMma(OpBuilder &b, Location loc,
                                    const WarpgroupInputs &in) {
   const MatrixInstr *instr = lookupMatrixInstr(op.getInstr());
   StringRef t = instr->aType, tb = instr->bType;
-  bool fp8 = !ptxFp8Name(t).empty() && !ptxFp8Name(tb).empty();
+  bool fp8 = !kiln::nvptx::ptxFp8Name(t).empty() &&
+             !kiln::nvptx::ptxFp8Name(tb).empty();
   if (fp8) {
-    t = ptxFp8Name(t);
-    tb = ptxFp8Name(tb);
+    t = kiln::nvptx::ptxFp8Name(t);
+    tb = kiln::nvptx::ptxFp8Name(tb);
   } else if ((t != "f16" && t != "bf16") || tb != t) {
     return op.emitOpError("has no wgmma form for ") << t;
   }

@@ -117,11 +117,23 @@ MatrixInstr wgmma(const char *type, int32_t n) {
   return i;
 }
 
+} // namespace
+
 /// The fp8 types: PTX's name and MLIR's.
 struct Fp8Type {
   const char *ptx, *mlir;
 };
-constexpr Fp8Type kFp8Types[] = {{"e4m3", "f8E4M3FN"}, {"e5m2", "f8E5M2"}};
+static constexpr Fp8Type kFp8Types[] = {{"e4m3", "f8E4M3FN"},
+                                        {"e5m2", "f8E5M2"}};
+
+llvm::StringRef kiln::nvptx::ptxFp8Name(llvm::StringRef mlirType) {
+  for (const Fp8Type &t : kFp8Types)
+    if (mlirType == t.mlir)
+      return t.ptx;
+  return "";
+}
+
+namespace {
 
 /// wgmma.mma_async.m64nNk32 with fp8 operands (e4m3, e5m2, either for A
 /// and B; sm_90a): D as above; A from registers like mma.m16n8k32's A

@@ -293,13 +293,89 @@ LogicalResult kiln::gpu::threads::lowerWarpgroupDot(
     return SharedOperand{tile, d, false};
   };
 
+  // The placement of such a buffer for an operand of `shape` held as `l`:
+  // row- or column-major, whichever has a descriptor (MN-major ones only
+  // where the instruction reads them) and lets `l`'s registers store the
+  // widest runs (up to `maxWidth`); `width` gets that run.
+  auto placeOwn = [&](ArrayRef<int64_t> shape, bool isA, const LinearLayout &l,
+                      int32_t maxWidth, int32_t &width)
+      -> std::optional<std::pair<SharedTile, MatrixDescriptor>> {
+    int32_t extentX = isA ? instr.m * group : instr.n;
+    std::optional<std::pair<SharedTile, MatrixDescriptor>> best;
+    width = 0;
+    for (SmallVector<unsigned, 2> order :
+         {SmallVector<unsigned, 2>{1, 0}, SmallVector<unsigned, 2>{0, 1}}) {
+      SharedTile t = getSharedTile(Value(), Value(), shape, elem, order);
+      std::optional<MatrixDescriptor> d = planMatrixDescriptor(
+          t.where, elemBytes, isA, extentX, corners(isA), instr.sharedMNMajor);
+      int32_t w = d ? getSharedRunWidth(t, l, maxWidth) : 0;
+      if (d && w > width) {
+        best = {t, *d};
+        width = w;
+      }
+    }
+    return best;
+  };
+
+  // B turned around from its MN-major `slot` into a K-major buffer of the
+  // product's own (see the caller), or nullopt where the layouts do not
+  // give the threads whole 4-byte words at both ends. How many lane bits
+  // go along N is chosen by the bank conflicts of the read and the write
+  // (all along N reads whole rows of the slot but writes 8 rows of the
+  // K-major buffer into few banks).
+  auto turnAround = [&](const SharedTile &slot, const LinearLayout &l)
+      -> std::optional<SharedOperand> {
+    ArrayRef<int64_t> shape = bType.getShape();
+    const unsigned x = 1; // N, the slot's contiguous dimension
+    int32_t run = int32_t(4 / elemBytes);
+    int32_t lanes = c.target->warpSize;
+    int32_t warpCount = l.getInDimSize(dims::kWarp);
+    auto layouts = [&](int32_t alongX) {
+      return std::pair{turnaroundLayout(shape, x, run, lanes, warpCount,
+                                        alongX, /*xFirst=*/true),
+                       turnaroundLayout(shape, x, run, lanes, warpCount,
+                                        alongX, /*xFirst=*/false)};
+    };
+    int32_t laneBits = llvm::Log2_32(uint32_t(lanes));
+    auto [reads, writes] = layouts(laneBits);
+    int32_t width = 0;
+    auto placed = placeOwn(shape, /*isA=*/false, writes, run, width);
+    if (!placed || width != run || getSharedRunWidth(slot, reads, run) != run)
+      return std::nullopt;
+    const SharedTile &tile = placed->first;
+    int32_t best = -1, bestWays = 0;
+    for (int32_t alongX = laneBits; alongX >= 0; --alongX) {
+      auto [r, w] = layouts(alongX);
+      if (getSharedRunWidth(slot, r, run) != run ||
+          getSharedRunWidth(tile, w, run) != run)
+        continue;
+      int32_t ways =
+          bankWays(*c.target, slot, r) + bankWays(*c.target, tile, w);
+      if (best < 0 || ways < bestWays)
+        best = alongX, bestWays = ways;
+    }
+    std::tie(reads, writes) = layouts(best);
+    auto vecType =
+        VectorType::get({reads.getInDimSize(dims::kRegister)}, elem);
+    Value loaded = loadSharedTile(b, loc, *c.target, slot, reads, vecType,
+                                  Attribute());
+    // The same elements, registers ordered along K: `perm` gives each of
+    // the writes' registers the reads' register that holds it.
+    std::optional<SmallVector<int64_t>> perm =
+        getRegisterPermutation(reads, writes);
+    assert(perm && "both layouts put the same elements in each thread");
+    Value turned =
+        vector::ShuffleOp::create(b, loc, vecType, loaded, loaded, *perm);
+    return ownBuffer(tile, placed->second, turned, writes, shape);
+  };
+
   // Where the matrix unit reads an operand: its pipeline slot when that
   // is canonical, else a buffer of its own the registers are stored into.
   auto sharedOperand = [&](Value tileValue, Value regs, const LinearLayout &l,
                            bool isA) -> std::optional<SharedOperand> {
     int32_t extentX = isA ? instr.m * group : instr.n;
     if (auto read = tileValue.getDefiningOp<ReadTileOp>()) {
-      SharedTile tile = readTileSource(b, loc, read, elem);
+      SharedTile slot = readTileSource(b, loc, read, elem);
       auto alloc = read.getBuffer().getDefiningOp<SharedAllocOp>();
       int64_t tileBytes = elemBytes;
       for (int64_t d : read.getTileShape() ? *read.getTileShape()
@@ -307,81 +383,24 @@ LogicalResult kiln::gpu::threads::lowerWarpgroupDot(
         tileBytes *= d;
       if (alloc && tileBytes % 1024 == 0)
         if (std::optional<MatrixDescriptor> d = planMatrixDescriptor(
-                tile.where, elemBytes, isA, extentX, corners(isA),
+                slot.where, elemBytes, isA, extentX, corners(isA),
                 instr.sharedMNMajor)) {
           // Swizzled atoms start on 1024 bytes at most.
           if (alloc.getAlignment() < 1024)
             b.modifyOpInPlace(alloc, [&] { alloc.setAlignment(1024); });
           fenceCopies(b, read.getBuffer());
-          return SharedOperand{tile, *d, true};
+          return SharedOperand{slot, *d, true};
         }
-    }
-    // B for an instruction that reads only K-major operands (fp8) from a
-    // slot that is MN-major (a row-major B, copied as it is in memory):
-    // every thread turns blocks of 4-byte words around (read along N,
-    // written along K) into a K-major buffer of the product's own, in
-    // place of the operand fragments' registers (in which each warp of a
-    // group would hold all of B). (An A in such a slot is read into its
-    // register fragment, which the instruction takes.)
-    if (auto read = tileValue.getDefiningOp<ReadTileOp>();
-        read && !isA && !instr.sharedMNMajor && elemBytes < 4) {
-      SharedTile slot = readTileSource(b, loc, read, elem);
-      ArrayRef<int64_t> shape = bType.getShape();
-      const unsigned x = 1; // N, the slot's contiguous dimension
-      int32_t run = int32_t(4 / elemBytes);
-      int32_t lanes = c.target->warpSize;
-      int32_t warpCount = l.getInDimSize(dims::kWarp);
-      auto layouts = [&](int32_t alongX) {
-        return std::pair{turnaroundLayout(shape, x, run, lanes, warpCount,
-                                          alongX, /*xFirst=*/true),
-                         turnaroundLayout(shape, x, run, lanes, warpCount,
-                                          alongX, /*xFirst=*/false)};
-      };
-      int32_t laneBits = llvm::Log2_32(uint32_t(lanes));
-      auto [reads, writes] = layouts(laneBits);
-      std::optional<SharedTile> tile;
-      std::optional<MatrixDescriptor> d;
-      if (getSharedRunWidth(slot, reads, run) == run)
-        for (SmallVector<unsigned, 2> order :
-             {SmallVector<unsigned, 2>{1, 0}, SmallVector<unsigned, 2>{0, 1}}) {
-          SharedTile t = getSharedTile(Value(), Value(), shape, elem, order);
-          if (getSharedRunWidth(t, writes, run) != run)
-            continue;
-          if ((d = planMatrixDescriptor(t.where, elemBytes, isA, extentX,
-                                        corners(isA), /*allowMNMajor=*/false))) {
-            tile = t;
-            break;
-          }
-        }
-      if (d) {
-        // How many lane bits go along N: the fewest bank conflicts over
-        // the read and the write (all along N reads whole rows of the
-        // slot but writes 8 rows of the K-major buffer into few banks).
-        int32_t best = -1, bestWays = 0;
-        for (int32_t alongX = laneBits; alongX >= 0; --alongX) {
-          auto [r, w] = layouts(alongX);
-          if (getSharedRunWidth(slot, r, run) != run ||
-              getSharedRunWidth(*tile, w, run) != run)
-            continue;
-          int32_t ways = bankWays(*c.target, slot, r) +
-                         bankWays(*c.target, *tile, w);
-          if (best < 0 || ways < bestWays)
-            best = alongX, bestWays = ways;
-        }
-        std::tie(reads, writes) = layouts(best);
-        int32_t count = reads.getInDimSize(dims::kRegister);
-        auto vecType = VectorType::get({count}, elem);
-        Value loaded = loadSharedTile(b, loc, *c.target, slot, reads, vecType,
-                                      Attribute());
-        // The same elements, registers ordered along K: `perm` gives each
-        // of the writes' registers the reads' register that holds it.
-        std::optional<SmallVector<int64_t>> perm =
-            getRegisterPermutation(reads, writes);
-        assert(perm && "both layouts put the same elements in each thread");
-        Value turned = vector::ShuffleOp::create(b, loc, vecType, loaded,
-                                                 loaded, *perm);
-        return ownBuffer(*tile, *d, turned, writes, shape);
-      }
+      // B for an instruction that reads only K-major operands (fp8) from a
+      // slot that is MN-major (a row-major B, copied as it is in memory):
+      // every thread turns blocks of 4-byte words around (read along N,
+      // written along K) into a K-major buffer of the product's own, in
+      // place of the operand fragments' registers (in which each warp of
+      // a group would hold all of B). (An A in such a slot is read into
+      // its register fragment, which the instruction takes.)
+      if (!isA && !instr.sharedMNMajor && elemBytes < 4)
+        if (std::optional<SharedOperand> turned = turnAround(slot, l))
+          return turned;
     }
     // An A held in the A fragment stays in registers, unless the loop
     // around the product does not change it (attention's Q): then it is
@@ -402,25 +421,15 @@ LogicalResult kiln::gpu::threads::lowerWarpgroupDot(
     }
     // K-major or MN-major, whichever the registers store with the widest
     // accesses (a row-major load of B has N contiguous in each thread).
-    RankedTensorType type = isA ? aType : bType;
-    int32_t maxWidth =
-        int32_t(std::max<int64_t>(1, c.target->maxVectorBytes / elemBytes));
-    std::optional<SharedTile> tile;
-    std::optional<MatrixDescriptor> d;
+    ArrayRef<int64_t> shape = (isA ? aType : bType).getShape();
     int32_t width = 0;
-    for (SmallVector<unsigned, 2> order :
-         {SmallVector<unsigned, 2>{1, 0}, SmallVector<unsigned, 2>{0, 1}}) {
-      SharedTile t =
-          getSharedTile(Value(), Value(), type.getShape(), elem, order);
-      std::optional<MatrixDescriptor> td = planMatrixDescriptor(
-          t.where, elemBytes, isA, extentX, corners(isA), instr.sharedMNMajor);
-      int32_t w = td ? getSharedRunWidth(t, l, maxWidth) : 0;
-      if (td && w > width)
-        tile = t, d = td, width = w;
-    }
-    if (!d)
+    auto placed = placeOwn(
+        shape, isA, l,
+        int32_t(std::max<int64_t>(1, c.target->maxVectorBytes / elemBytes)),
+        width);
+    if (!placed)
       return std::nullopt;
-    return ownBuffer(*tile, *d, regs, l, type.getShape());
+    return ownBuffer(placed->first, placed->second, regs, l, shape);
   };
   std::optional<SharedOperand> sa = sharedOperand(op.getA(), aRegs, la, true);
   std::optional<SharedOperand> sb = sharedOperand(op.getB(), bRegs, lb, false);
