@@ -345,10 +345,27 @@ private:
       // lane, in the A operand's registers for MFMA. (Not with mixed
       // operand types: the transposed product feeds the instruction's A
       // from B, which the instruction would read as the other type.)
-      if (!mixed && instr->n <= m && instr->m <= n &&
-          !resultIsOperandA(*instr, false, c.getShape()))
-        return rowsInWarps(true);
-      return rowsInWarps(false);
+      bool transposed = !mixed && instr->n <= m && instr->m <= n &&
+                        !resultIsOperandA(*instr, false, c.getShape());
+      // Rows for every warp where a shorter instruction of the same types
+      // gives them (gfx942's 16x16x16 MFMA for 128 rows over 8 warps,
+      // where 32x32x8 leaves two warps on each row block: then the
+      // softmax's rows span warps and each warp holds half of K^T and V).
+      auto rowsOf = [&](const MatrixInstr &i) {
+        return transposed ? i.n : i.m;
+      };
+      if (m / rowsOf(*instr) < warps)
+        for (const MatrixInstr &i : target.matrixInstrs)
+          if (i.groupWarps == 1 && i.aType == instr->aType &&
+              i.bType == instr->bType && i.accType == instr->accType &&
+              i.tf32 == instr->tf32 && i.m <= m && i.n <= n &&
+              i.k <= a.getShape()[1] && m / rowsOf(i) >= warps &&
+              (!transposed || (i.n <= m && i.m <= n &&
+                               !resultIsOperandA(i, false, c.getShape())))) {
+            instr = &i;
+            break;
+          }
+      return rowsInWarps(transposed);
     }
     while (wm * wn < warps) {
       int64_t tilesM = m / (instr->m * wm), tilesN = n / (instr->n * wn);

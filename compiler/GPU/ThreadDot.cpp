@@ -150,12 +150,22 @@ struct DotPattern : ThreadPattern<kiln::DotOp> {
     SmallVector<Value> accRegs;
     for (int64_t r = 0; r < accType.getNumElements(); ++r)
       accRegs.push_back(extractElement(b, loc, acc, r));
+    // K steps outermost: each K step's operands feed every instruction
+    // tile that reads them and are dead after it (a tile-by-tile order
+    // keeps a row of tiles' A and a column's B live across the other
+    // tiles, and chains dependent instructions back to back). Each tile
+    // still accumulates its K steps in ascending order.
+    SmallVector<std::pair<int32_t, int32_t>> tiles;
+    SmallVector<Value> cs;
     for (auto &[mn, cRegs] : cTiles) {
       if (llvm::is_contained(cRegs, -1))
         return op.emitOpError("accumulator layout does not cover whole "
                               "instruction tiles");
-      Value c = gather(acc, cRegs);
-      for (int32_t k = 0; k < kSteps; ++k) {
+      tiles.push_back(mn);
+      cs.push_back(gather(acc, cRegs));
+    }
+    for (int32_t k = 0; k < kSteps; ++k) {
+      for (auto [t, mn] : llvm::enumerate(tiles)) {
         auto ai = aTiles.find({mn.first, k});
         auto bi = bTiles.find({k, mn.second});
         if (ai == aTiles.end() || bi == bTiles.end())
@@ -180,11 +190,13 @@ struct DotPattern : ThreadPattern<kiln::DotOp> {
         }
         if (mma.getTransposed())
           std::swap(a, bv);
-        c = MmaOp::create(b, loc, c.getType(), instr->name, a, bv, c);
+        cs[t] = MmaOp::create(b, loc, cs[t].getType(), instr->name, a, bv,
+                              cs[t]);
       }
-      for (auto [j, r] : llvm::enumerate(cRegs))
-        accRegs[r] = extractElement(b, loc, c, j);
     }
+    for (auto [t, entry] : llvm::enumerate(cTiles))
+      for (auto [j, r] : llvm::enumerate(entry.second))
+        accRegs[r] = extractElement(b, loc, cs[t], j);
     Value result = vector::FromElementsOp::create(b, loc, accType, accRegs);
     if (instr->fnuzOperands)
       result = scaleAccumulator(b, loc, result, 4.0);

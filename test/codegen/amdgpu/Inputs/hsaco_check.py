@@ -2,7 +2,7 @@
 """Checks every AMD code object (hsaco) of a Kiln bundle without an AMD GPU.
 
 Usage: hsaco_check.py BUNDLE --kiln KILN [--matrix KERNEL,...]
-                       [--code-object 4|5]
+                       [--code-object 4|5] [--no-scratch]
 
 For each image whose triple is amdgcn-amd-amdhsa (found with
 `kiln inspect --json`, sliced out of the bundle at its offset):
@@ -14,7 +14,9 @@ For each image whose triple is amdgcn-amd-amdhsa (found with
   - llvm-objdump disassembles it for its arch; for the kernels named in
     --matrix (those with a `dot`), the disassembly has v_mfma (CDNA) or
     v_wmma (RDNA) instructions;
-  - at variant 0 (the default variant) it uses no scratch memory.
+  - at variant 0 (the default variant) it uses no scratch memory; with
+    --no-scratch, no image of any variant does (PERF.md: no kernel of the
+    suite spills on gfx942).
 Prints one line per image, `<entry> <arch> ok vgprs=.. agprs=.. sgprs=..
 lds=.. scratch=.. matrix=N` or `<entry> <arch> FAILED: why`, then
 `images: N` and `failed: N`. Exits 1 when any image fails.
@@ -49,6 +51,8 @@ def main():
     ap.add_argument("--kiln", required=True)
     ap.add_argument("--matrix", default="", help="kernels that must use MFMA/WMMA")
     ap.add_argument("--code-object", type=int, default=5, choices=[4, 5])
+    ap.add_argument("--no-scratch", action="store_true",
+                    help="every image, not only the default variant's, without scratch")
     args = ap.parse_args()
     matrix = set(k for k in args.matrix.split(",") if k)
     readobj, nm, objdump = tool("llvm-readobj"), tool("llvm-nm"), tool("llvm-objdump")
@@ -95,8 +99,9 @@ def main():
                 why.append("the manifest requires code object %s" % req.get("code_object"))
             if isinstance(res, str):
                 res = json.loads(res)
-            if vi == 0 and res.get("scratch_bytes", 0) != 0:
-                why.append("default variant uses %d bytes of scratch" % res["scratch_bytes"])
+            if (vi == 0 or args.no_scratch) and res.get("scratch_bytes", 0) != 0:
+                why.append("%s uses %d bytes of scratch" % (
+                    "default variant" if vi == 0 else "variant %s" % vi, res["scratch_bytes"]))
             if why:
                 failed += 1
                 print("%s %s FAILED: %s" % (entry, arch, "; ".join(why)))
