@@ -81,6 +81,12 @@ SUITE = [
      ("_attention_kernel", {"Q": BF16, "K": BF16, "V": BF16, "O": BF16, "sm_scale": "fp32",
                             "seq": "i32", "stride_bh": "i32", "stride_m": "i32"},
       {"HEAD_DIM": 64, "CAUSAL": 0, "BLOCK_M": 128, "BLOCK_N": 64}, 4, 2)),
+    ("attention bf16 D128 causal 128x128 8 warps",
+     ("attention", "attention_fwd",
+      {"BLOCK_M": 128, "BLOCK_N": 128, "HEAD_DIM": 128, "CAUSAL": 1, "warps": 8, "stages": 2}),
+     ("_attention_kernel", {"Q": BF16, "K": BF16, "V": BF16, "O": BF16, "sm_scale": "fp32",
+                            "seq": "i32", "stride_bh": "i32", "stride_m": "i32"},
+      {"HEAD_DIM": 128, "CAUSAL": 1, "BLOCK_M": 128, "BLOCK_N": 128}, 8, 2)),
 ]
 
 def llvm_tool(name):
