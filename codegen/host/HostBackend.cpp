@@ -67,6 +67,24 @@ public:
   llvm::Expected<kiln::CodeObject> compile(ModuleOp variant,
                                            llvm::StringRef arch,
                                            llvm::StringRef entry) override;
+
+  /// Variants that differ only in `warps` and `stages` are one job: the
+  /// driver compiles the first and gives the others its code object, so
+  /// that no worker waits on another's build of the same code.
+  void canonicalizeVariant(ModuleOp variant, llvm::StringRef arch) override {
+    dropThreadParams(variant);
+  }
+
+  /// Host code ignores `warps` and `stages` (a CPU runs a program as one
+  /// thread): `variant`'s `kiln.variant` without them.
+  static void dropThreadParams(ModuleOp variant) {
+    if (auto v = variant->getAttrOfType<DictionaryAttr>("kiln.variant")) {
+      NamedAttrList kept(v);
+      kept.erase("warps");
+      kept.erase("stages");
+      variant->setAttr("kiln.variant", kept.getDictionary(variant.getContext()));
+    }
+  }
 };
 
 /// The CPU name for `arch`: the portable baseline unless asked otherwise.
@@ -222,12 +240,7 @@ HostBackend::compile(ModuleOp variant, llvm::StringRef arch,
   std::string tileText;
   {
     kiln::timing::Phase phase("code key");
-    if (auto v = (*module)->getAttrOfType<DictionaryAttr>("kiln.variant")) {
-      NamedAttrList kept(v);
-      kept.erase("warps");
-      kept.erase("stages");
-      (*module)->setAttr("kiln.variant", kept.getDictionary(ctx));
-    }
+    HostBackend::dropThreadParams(*module);
     (*module)->removeAttr("kiln.variant_index");
     llvm::raw_string_ostream os(tileText);
     module->print(os);
