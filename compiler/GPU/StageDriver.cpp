@@ -21,6 +21,58 @@ llvm::Error makeError(const llvm::Twine &msg) {
 }
 } // namespace
 
+namespace {
+
+/// 32-bit registers of a vector value (bf16 and fp8 packed), 0 otherwise.
+int64_t vectorRegisters(Type type) {
+  auto vt = dyn_cast<VectorType>(type);
+  return vt ? (vt.getNumElements() * vt.getElementTypeBitWidth() + 31) / 32
+            : 0;
+}
+
+/// A lower bound of the registers a thread holds at once in a loop: at
+/// each matrix product's result (a `kiln_gpu.mma`, or the `warpgroup_wait`
+/// that hands over a warpgroup product's accumulators), that result plus
+/// every tile the loop carries that a later op of the body still reads
+/// whole (elementwise arithmetic, another product, the yield). Those are
+/// distinct values live at the same point, each element in a register of
+/// its own; values read only in part, or defined before the loop, are left
+/// out, so the bound never counts what the register allocator could free.
+/// (Attention's 128x128 scores beside its 128x128 accumulator on one
+/// warpgroup of sm_90a: 256 registers each thread, more than it has.)
+int64_t productPressure(ModuleOp module) {
+  int64_t most = 0;
+  module->walk([&](scf::ForOp loop) {
+    Block *body = loop.getBody();
+    auto readWhole = [](Operation *user) {
+      Dialect *d = user->getDialect();
+      return isa<scf::YieldOp, kiln::gpu::MmaOp, kiln::gpu::WarpgroupMmaOp>(user) ||
+             (d && (d->getNamespace() == "arith" ||
+                    d->getNamespace() == "math"));
+    };
+    for (Operation &op : *body) {
+      if (!isa<kiln::gpu::MmaOp, kiln::gpu::WarpgroupWaitOp>(op))
+        continue;
+      int64_t regs = 0;
+      for (Value r : op.getResults())
+        if (!r.use_empty())
+          regs += vectorRegisters(r.getType());
+      for (Value arg : loop.getRegionIterArgs()) {
+        bool readLater = llvm::any_of(arg.getUsers(), [&](Operation *user) {
+          Operation *top = body->findAncestorOpInBlock(*user);
+          return top && op.isBeforeInBlock(top) && readWhole(user);
+        });
+        if (readLater)
+          regs += vectorRegisters(arg.getType());
+      }
+      most = std::max(most, regs);
+    }
+  });
+  return most;
+}
+
+} // namespace
+
 llvm::Expected<kiln::gpu::StagedVariant> kiln::gpu::runGPUStage(
     ModuleOp variant, llvm::StringRef arch, llvm::StringRef entry,
     const StageNames &names,
@@ -103,6 +155,13 @@ llvm::Expected<kiln::gpu::StagedVariant> kiln::gpu::runGPUStage(
     return llvm::make_error<ResourceLimitError>(
         "keeps " + std::to_string(carried) +
         " registers per thread live across a loop (the tiles it carries); " +
+        arch.str() + " has " + std::to_string(target.maxRegistersPerThread));
+  int64_t atProduct = productPressure(*module);
+  if (atProduct > target.maxRegistersPerThread)
+    return llvm::make_error<ResourceLimitError>(
+        "keeps " + std::to_string(atProduct) +
+        " registers per thread live at once in a loop (a matrix product's "
+        "result and the tiles the loop carries past it); " +
         arch.str() + " has " + std::to_string(target.maxRegistersPerThread));
   result.module = std::move(module);
   if (addBackendPasses)
