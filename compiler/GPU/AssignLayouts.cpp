@@ -345,26 +345,29 @@ private:
       // lane, in the A operand's registers for MFMA. (Not with mixed
       // operand types: the transposed product feeds the instruction's A
       // from B, which the instruction would read as the other type.)
-      bool transposed = !mixed && instr->n <= m && instr->m <= n &&
-                        !resultIsOperandA(*instr, false, c.getShape());
-      // Rows for every warp where a shorter instruction of the same types
-      // gives them (gfx942's 16x16x16 MFMA for 128 rows over 8 warps,
-      // where 32x32x8 leaves two warps on each row block: then the
-      // softmax's rows span warps and each warp holds half of K^T and V).
+      auto transposes = [&](const MatrixInstr &i) {
+        return !mixed && i.n <= m && i.m <= n &&
+               !resultIsOperandA(i, false, c.getShape());
+      };
+      bool transposed = transposes(*instr);
+      // More warps on rows where a shorter instruction of the same types
+      // gives them, the most it can (the first, largest, among equals):
+      // gfx942's 16x16x16 MFMA for 128 rows over 8 warps, where 32x32x8
+      // leaves two warps on each row block, so that the softmax's rows
+      // span warps and each warp holds half of K^T and V.
       auto rowsOf = [&](const MatrixInstr &i) {
         return transposed ? i.n : i.m;
       };
-      if (m / rowsOf(*instr) < warps)
-        for (const MatrixInstr &i : target.matrixInstrs)
-          if (i.groupWarps == 1 && i.aType == instr->aType &&
-              i.bType == instr->bType && i.accType == instr->accType &&
-              i.tf32 == instr->tf32 && i.m <= m && i.n <= n &&
-              i.k <= a.getShape()[1] && m / rowsOf(i) >= warps &&
-              (!transposed || (i.n <= m && i.m <= n &&
-                               !resultIsOperandA(i, false, c.getShape())))) {
-            instr = &i;
-            break;
-          }
+      auto rowWarps = [&](const MatrixInstr &i) {
+        return std::min<int64_t>(warps, m / rowsOf(i));
+      };
+      for (const MatrixInstr &i : target.matrixInstrs)
+        if (rowWarps(*instr) < warps && i.groupWarps == 1 &&
+            i.aType == instr->aType && i.bType == instr->bType &&
+            i.accType == instr->accType && i.tf32 == instr->tf32 &&
+            i.m <= m && i.n <= n && i.k <= a.getShape()[1] &&
+            rowWarps(i) > rowWarps(*instr) && transposes(i) == transposed)
+          instr = &i;
       return rowsInWarps(transposed);
     }
     while (wm * wn < warps) {
