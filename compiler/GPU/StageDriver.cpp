@@ -19,52 +19,62 @@ namespace {
 llvm::Error makeError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
-} // namespace
 
-namespace {
-
-/// 32-bit registers of a vector value (bf16 and fp8 packed), 0 otherwise.
+/// 32-bit registers of a vector value (bf16 and fp8 packed), 0 otherwise
+/// (masks too: they live in predicate registers or lane masks).
 int64_t vectorRegisters(Type type) {
   auto vt = dyn_cast<VectorType>(type);
-  return vt ? (vt.getNumElements() * vt.getElementTypeBitWidth() + 31) / 32
-            : 0;
+  return vt && vt.getElementTypeBitWidth() > 1
+             ? (vt.getNumElements() * vt.getElementTypeBitWidth() + 31) / 32
+             : 0;
 }
 
 /// A lower bound of the registers a thread holds at once in a loop: at
 /// each matrix product's result (a `kiln_gpu.mma`, or the `warpgroup_wait`
 /// that hands over a warpgroup product's accumulators), that result plus
-/// every tile the loop carries that a later op of the body still reads
-/// whole (elementwise arithmetic, another product, the yield). Those are
-/// distinct values live at the same point, each element in a register of
-/// its own; values read only in part, or defined before the loop, are left
-/// out, so the bound never counts what the register allocator could free.
-/// (Attention's 128x128 scores beside its 128x128 accumulator on one
-/// warpgroup of sm_90a: 256 registers each thread, more than it has.)
+/// every tile the loop carries that an op depending on the result still
+/// reads whole (elementwise arithmetic, another product, the yield).
+/// Those are distinct values live at the same point whatever the
+/// schedule, each element in a register of its own; values read only in
+/// part, or by ops a scheduler could move above the product, or defined
+/// before the loop, are left out, so the bound never counts what the
+/// register allocator could free. (Attention's 128x128 scores beside its
+/// 128x128 accumulator on one warpgroup of sm_90a: 264 registers each
+/// thread with the row statistics, more than it has.)
 int64_t productPressure(ModuleOp module) {
   int64_t most = 0;
+  auto readWhole = [](Operation *user) {
+    Dialect *d = user->getDialect();
+    return isa<scf::YieldOp, kiln::gpu::MmaOp, kiln::gpu::WarpgroupMmaOp>(
+               user) ||
+           (d && (d->getNamespace() == "arith" || d->getNamespace() == "math"));
+  };
   module->walk([&](scf::ForOp loop) {
     Block *body = loop.getBody();
-    auto readWhole = [](Operation *user) {
-      Dialect *d = user->getDialect();
-      return isa<scf::YieldOp, kiln::gpu::MmaOp, kiln::gpu::WarpgroupMmaOp>(user) ||
-             (d && (d->getNamespace() == "arith" ||
-                    d->getNamespace() == "math"));
-    };
     for (Operation &op : *body) {
       if (!isa<kiln::gpu::MmaOp, kiln::gpu::WarpgroupWaitOp>(op))
         continue;
+      // The body's ops that must run after `op`: those that read its
+      // results, or contain an op that does (an `scf.if` masking the
+      // scores), and so on.
+      llvm::SmallPtrSet<Operation *, 32> after;
+      SmallVector<Operation *> work = {&op};
+      while (!work.empty())
+        for (Value r : work.pop_back_val()->getResults())
+          for (Operation *user : r.getUsers())
+            if (Operation *top = body->findAncestorOpInBlock(*user))
+              if (after.insert(top).second)
+                work.push_back(top);
       int64_t regs = 0;
       for (Value r : op.getResults())
         if (!r.use_empty())
           regs += vectorRegisters(r.getType());
-      for (Value arg : loop.getRegionIterArgs()) {
-        bool readLater = llvm::any_of(arg.getUsers(), [&](Operation *user) {
-          Operation *top = body->findAncestorOpInBlock(*user);
-          return top && op.isBeforeInBlock(top) && readWhole(user);
-        });
-        if (readLater)
+      for (Value arg : loop.getRegionIterArgs())
+        if (llvm::any_of(arg.getUsers(), [&](Operation *user) {
+              return readWhole(user) &&
+                     after.contains(body->findAncestorOpInBlock(*user));
+            }))
           regs += vectorRegisters(arg.getType());
-      }
       most = std::max(most, regs);
     }
   });
@@ -147,8 +157,7 @@ llvm::Expected<kiln::gpu::StagedVariant> kiln::gpu::runGPUStage(
   module->walk([&](scf::ForOp loop) {
     int64_t regs = 0;
     for (Value arg : loop.getRegionIterArgs())
-      if (auto vt = dyn_cast<VectorType>(arg.getType()))
-        regs += (vt.getNumElements() * vt.getElementTypeBitWidth() + 31) / 32;
+      regs += vectorRegisters(arg.getType());
     carried = std::max(carried, regs);
   });
   if (carried > target.maxRegistersPerThread)

@@ -155,17 +155,16 @@ struct DotPattern : ThreadPattern<kiln::DotOp> {
     // keeps a row of tiles' A and a column's B live across the other
     // tiles, and chains dependent instructions back to back). Each tile
     // still accumulates its K steps in ascending order.
-    SmallVector<std::pair<int32_t, int32_t>> tiles;
     SmallVector<Value> cs;
     for (auto &[mn, cRegs] : cTiles) {
       if (llvm::is_contained(cRegs, -1))
         return op.emitOpError("accumulator layout does not cover whole "
                               "instruction tiles");
-      tiles.push_back(mn);
       cs.push_back(gather(acc, cRegs));
     }
     for (int32_t k = 0; k < kSteps; ++k) {
-      for (auto [t, mn] : llvm::enumerate(tiles)) {
+      for (auto [t, tile] : llvm::enumerate(cTiles)) {
+        const auto &mn = tile.first;
         auto ai = aTiles.find({mn.first, k});
         auto bi = bTiles.find({k, mn.second});
         if (ai == aTiles.end() || bi == bTiles.end())
