@@ -2,8 +2,10 @@
 # Builds Kiln and runs every test: lit (front end, dialect, passes, driver,
 # examples, launchers), the GoogleTest unit tests, examples/downstream built
 # against the installed package (scripts/downstream.sh), and bounded fuzzing
-# runs of the front end and of the runtime's bundle reader.
-# Usage: scripts/test.sh            (KILN_FUZZ_SECONDS=N to change the fuzz time)
+# runs of the front end and of the runtime's bundle reader, and random kernels
+# on the GPU emulators against the host (test/fuzz/kernelsmith.py).
+# Usage: scripts/test.sh            (KILN_FUZZ_SECONDS=N, KILN_KERNELSMITH_SECONDS=N
+#                                    to change the fuzz times)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${KILN_BUILD_DIR:-build}
@@ -43,4 +45,16 @@ fuzz() {
 }
 fuzz kiln-fuzz-frontend "$FUZZ_SECONDS" test/fuzz/corpus -dict=test/fuzz/tile.dict
 fuzz kiln-fuzz-bundle "$((FUZZ_SECONDS / 2))" test/fuzz/bundle-corpus
+
+# Random kernels on fresh seeds, the GPU emulators against the host, bit for
+# bit (docs/testing.md, "Differential testing of the GPU stage"); needs the
+# emulator and both GPU backends.
+KERNELSMITH_SECONDS=${KILN_KERNELSMITH_SECONDS:-60}
+backends=$("$BUILD_DIR/bin/kiln" --version | grep '^backends:')
+if [ "$KERNELSMITH_SECONDS" -gt 0 ] && [[ $backends == *emu* ]] &&
+   [[ $backends == *nvptx* ]] && [[ $backends == *amdgpu* ]]; then
+  echo "== kernelsmith for ${KERNELSMITH_SECONDS}s"
+  python3 test/fuzz/kernelsmith.py --kiln "$BUILD_DIR/bin/kiln" \
+    --kiln-run "$BUILD_DIR/bin/kiln-run" --time-limit "$KERNELSMITH_SECONDS"
+fi
 echo "== all tests passed"

@@ -277,20 +277,23 @@ LogicalResult Lowering::lower(Operation *op) {
     return success(); // erased once unused
   } else if (auto sl = dyn_cast<SharedLoadOp>(op)) {
     VectorType vt = sl.getType();
+    VectorType mem = sharedMemoryType(vt);
     int32_t bytes =
-        int32_t(vt.getNumElements() * vt.getElementTypeBitWidth() / 8);
+        int32_t(mem.getNumElements() * mem.getElementTypeBitWidth() / 8);
     Value p = call(b, loc, kShared, ptrTy,
                    {sharedOffset(b, loc, sl.getBuffer(), sl.getOffset()),
                     i32(b, loc, bytes), i32(b, loc, 0), where(b, op)});
-    sl.replaceAllUsesWith(LLVM::LoadOp::create(b, loc, vt, p, 1).getResult());
+    sl.replaceAllUsesWith(fromSharedMemory(
+        b, loc, LLVM::LoadOp::create(b, loc, mem, p, 1), vt));
   } else if (auto ss = dyn_cast<SharedStoreOp>(op)) {
-    auto vt = cast<VectorType>(ss.getValue().getType());
+    Value value = toSharedMemory(b, loc, ss.getValue());
+    auto mem = cast<VectorType>(value.getType());
     int32_t bytes =
-        int32_t(vt.getNumElements() * vt.getElementTypeBitWidth() / 8);
+        int32_t(mem.getNumElements() * mem.getElementTypeBitWidth() / 8);
     Value p = call(b, loc, kShared, ptrTy,
                    {sharedOffset(b, loc, ss.getBuffer(), ss.getOffset()),
                     i32(b, loc, bytes), i32(b, loc, 1), where(b, op)});
-    LLVM::StoreOp::create(b, loc, ss.getValue(), p, 1);
+    LLVM::StoreOp::create(b, loc, value, p, 1);
   } else if (auto lm = dyn_cast<SharedLoadMatrixOp>(op)) {
     VectorType vt = lm.getType();
     Value out = stackSlot(b, loc, vt);

@@ -520,14 +520,17 @@ private:
         return WalkResult::advance();
       }
       if (auto reduce = dyn_cast<kiln::ReduceOp>(op)) {
-        for (auto [src, res] : llvm::zip(reduce.getSrcs(), reduce.getResults())) {
-          Attribute l = lookup(src);
-          if (!l)
-            setIfUnset(src, l = defaultLayout(cast<RankedTensorType>(src.getType())));
+        // Every input in the layout of the first (argmax's values and
+        // indices are combined register by register; neededLayout converts
+        // the others), the results in its slice.
+        Value first = reduce.getSrcs()[0];
+        Attribute l = lookup(first);
+        if (!l)
+          setIfUnset(first, l = defaultLayout(cast<RankedTensorType>(first.getType())));
+        for (Value res : reduce.getResults())
           if (isa<RankedTensorType>(res.getType()))
             setIfUnset(res, SliceAttr::get(ctx, reduce.getAxis(),
                                            cast<DistributedLayoutAttr>(l)));
-        }
         return WalkResult::advance();
       }
       if (auto scan = dyn_cast<kiln::ScanOp>(op)) {
@@ -594,9 +597,12 @@ private:
         return lookup(parent->getResult(index));
       return {};
     }
+    // A reduction's first input may have any layout, the others follow it.
+    if (auto reduce = dyn_cast<kiln::ReduceOp>(user))
+      return index == 0 ? Attribute() : lookup(reduce.getSrcs()[0]);
     // Reshapes and transposes relate two layouts of different shapes: any
     // layout of the operand will do (the per-thread form moves the data).
-    if (isa<kiln::ReduceOp, kiln::ReshapeOp, kiln::TransOp>(user))
+    if (isa<kiln::ReshapeOp, kiln::TransOp>(user))
       return {};
     if (auto scan = dyn_cast<kiln::ScanOp>(user))
       return lookup(scan.getResult(0));

@@ -179,7 +179,26 @@ Value kiln::gpu::accessAddress(OpBuilder &b, Location loc, Value addr,
 /// contract): its size when that is a power of two up to 16 bytes, else
 /// its element's. Without it LLVM splits a vector into element accesses
 /// (a 16-byte read of eight f16 became eight 2-byte reads).
+VectorType kiln::gpu::sharedMemoryType(VectorType vt) {
+  if (!vt.getElementType().isInteger(1))
+    return vt;
+  return VectorType::get(vt.getShape(), IntegerType::get(vt.getContext(), 8));
+}
+
+Value kiln::gpu::toSharedMemory(OpBuilder &b, Location loc, Value value) {
+  auto vt = cast<VectorType>(value.getType());
+  VectorType mem = sharedMemoryType(vt);
+  return mem == vt ? value : LLVM::ZExtOp::create(b, loc, mem, value);
+}
+
+Value kiln::gpu::fromSharedMemory(OpBuilder &b, Location loc, Value raw,
+                                  VectorType vt) {
+  // The bytes hold 0 or 1: their low bit is the bool.
+  return raw.getType() == vt ? raw : LLVM::TruncOp::create(b, loc, vt, raw);
+}
+
 static unsigned sharedAccessAlignment(VectorType vt) {
+  vt = sharedMemoryType(vt);
   unsigned elem = vt.getElementTypeBitWidth() / 8;
   unsigned bytes = unsigned(vt.getNumElements()) * elem;
   return bytes <= 16 && llvm::isPowerOf2_32(bytes) ? bytes : elem;
@@ -197,12 +216,13 @@ bool kiln::gpu::lowerMemoryAccess(OpBuilder &b, Operation *op) {
   } else if (auto sl = dyn_cast<SharedLoadOp>(op)) {
     VectorType vt = sl.getType();
     Value v = LLVM::LoadOp::create(
-        b, loc, vt, sharedPointer(b, loc, sl.getBuffer(), sl.getOffset()),
+        b, loc, sharedMemoryType(vt),
+        sharedPointer(b, loc, sl.getBuffer(), sl.getOffset()),
         sharedAccessAlignment(vt));
-    sl.replaceAllUsesWith(v);
+    sl.replaceAllUsesWith(fromSharedMemory(b, loc, v, vt));
   } else if (auto ss = dyn_cast<SharedStoreOp>(op)) {
     auto vt = cast<VectorType>(ss.getValue().getType());
-    LLVM::StoreOp::create(b, loc, ss.getValue(),
+    LLVM::StoreOp::create(b, loc, toSharedMemory(b, loc, ss.getValue()),
                           sharedPointer(b, loc, ss.getBuffer(), ss.getOffset()),
                           sharedAccessAlignment(vt));
   } else {

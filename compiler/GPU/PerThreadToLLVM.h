@@ -51,6 +51,16 @@ mlir::Value sharedPointer(mlir::OpBuilder &b, mlir::Location loc,
 /// module's buffers asks (the allocation's offsets keep their alignment
 /// from there).
 void declareDynamicShared(mlir::ModuleOp module);
+/// The vector a shared-memory access of `vt` moves: a bool (i1) element is
+/// one byte holding 0 or 1 (as getElementBytes counts it; LLVM would pack a
+/// vector of i1 into bits), any other element itself.
+mlir::VectorType sharedMemoryType(mlir::VectorType vt);
+/// `value` as shared memory holds it (bools widened to bytes).
+mlir::Value toSharedMemory(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value value);
+/// `raw`, read from shared memory as sharedMemoryType(`vt`), as `vt`.
+mlir::Value fromSharedMemory(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::Value raw, mlir::VectorType vt);
 /// Lowers kiln_gpu.load, store, shared_load and shared_store, which both
 /// GPU targets map alike (through globalPointer and sharedPointer), and
 /// erases `op`; false (nothing done) for any other op.

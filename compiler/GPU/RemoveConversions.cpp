@@ -227,13 +227,18 @@ bool retypeLoopCarried(scf::ForOp loop, unsigned i) {
   loop.getInitArgsMutable()[i].set(
       ConvertLayoutOp::create(b, loop.getLoc(), newType, init));
   arg.setType(newType);
+  // Each keeps its element type: the chain's ops have the carried type,
+  // but a cast among them (sitofp of a converted count) reads another, and
+  // so may a constant feeding it.
   for (Operation *op : chain) {
+    auto opType = withLayout(
+        cast<RankedTensorType>(op->getResult(0).getType()), y);
     if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
       auto splat = cast<SplatElementsAttr>(cst.getValue());
       cst.setValueAttr(
-          SplatElementsAttr::get(newType, splat.getSplatValue<Attribute>()));
+          SplatElementsAttr::get(opType, splat.getSplatValue<Attribute>()));
     }
-    op->getResult(0).setType(newType);
+    op->getResult(0).setType(opType);
   }
   // The conversions into the chain now convert to Y (nothing, from Y).
   for (ConvertLayoutOp c : inputs) {
@@ -241,9 +246,10 @@ bool retypeLoopCarried(scf::ForOp loop, unsigned i) {
       continue;
     OpBuilder cb(c);
     Value src = c.getSrc();
-    Value toY = src.getType() == newType
+    RankedTensorType toYType = withLayout(c.getType(), y);
+    Value toY = src.getType() == toYType
                     ? src
-                    : ConvertLayoutOp::create(cb, c.getLoc(), newType, src)
+                    : ConvertLayoutOp::create(cb, c.getLoc(), toYType, src)
                           .getResult();
     c.getResult().replaceUsesWithIf(toY, [&](OpOperand &use) {
       return chain.contains(use.getOwner()) ||

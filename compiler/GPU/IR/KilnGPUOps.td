@@ -296,7 +296,8 @@ def KilnGPU_SharedLoadOp : KilnGPU_Op<"shared_load"> {
     `buffer` onwards. `offset` is a multiple of the element size, and
     when the result's size in bytes is a power of two up to 16, of that
     size (the alignment the backends give the access: vector accesses to
-    shared memory must be aligned so).
+    shared memory must be aligned so). A bool (i1) element occupies one
+    byte holding 0 or 1.
 
     ```mlir
     %v = kiln_gpu.shared_load %buf[%off] : vector<4xf16>

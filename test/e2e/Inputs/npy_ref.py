@@ -12,6 +12,9 @@ standard library only (.npy files written and read by hand, no numpy).
                               a GPU and the host needs
   npy_ref.py check CASE DIR   compare DIR/out/*.npy with the float64
                               reference computed from DIR/*.npy
+  npy_ref.py ints FILE DTYPE COUNT LO HI
+                              COUNT random integers in [LO, HI] as f32,
+                              f16 or i32 (exact in any summation order)
 CASE: vector_add, axpy_bf16, softmax, softmax_bf16, matmul, matmul_ptr,
 matmul_bf16, matmul_fp8, layer_norm, row_sum, row_max, attention, attention_causal,
 gelu, gelu_exact, row_cumsum, row_argmax, transpose, quantize_i8,
@@ -397,7 +400,21 @@ def check(case, d):
     return bad == 0
 
 
+def ints(path, dtype, count, lo, hi):
+    """COUNT random integers in [LO, HI] as a DTYPE (f32, f16, i32) .npy:
+    small integers keep sums and products exact in any order, so a GPU's
+    result must equal the host's bit for bit."""
+    rng = random.Random()
+    descr = {"f32": "<f4", "f16": "<f2", "i32": "<i4"}[dtype]
+    vals = [rng.randint(lo, hi) for _ in range(count)]
+    write_npy(path, descr, [count], vals if dtype == "i32" else [float(v) for v in vals])
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "ints":
+        # npy_ref.py ints FILE DTYPE COUNT LO HI
+        ints(sys.argv[2], sys.argv[3], *map(int, sys.argv[4:7]))
+        sys.exit(0)
     mode, case, d = sys.argv[1:4]
     flags = sys.argv[4:]
     if any(f != "--nonneg" for f in flags) or (flags and mode != "gen"):

@@ -1,0 +1,695 @@
+#!/usr/bin/env python3
+"""kernelsmith: differential testing of Kiln's GPU stage on random kernels.
+
+Generates random, valid .tile kernels (elementwise arithmetic on f32, f16,
+bf16 and i32 tiles, broadcasting, comparisons and `where`, casts,
+transposes and reshapes, reductions and scans along either axis, `dot` on
+f16/bf16/f32/i8 operands, pointer and view loads with masks, loops with
+carried accumulators and products), compiles each for the host and for
+the CPU emulator of several GPU archs, runs every image on the same random
+inputs and compares the outputs with the host's **bit for bit**.
+
+Exact comparison is possible because the data are small integers (and
+halves), and the generator tracks a bound on every value's magnitude: it
+only builds an operation whose result is exactly representable in its
+type (an f16 tile stays within 2048, a bf16 one within 256, f32 within
+2^24; products and sums are bounded before they are made). Every result
+is then the same in any order of summation or product accumulation, so a
+difference between the host and a GPU image is a compiler bug, not
+rounding.
+
+  kernelsmith.py [--seeds A:B | --seed N ...] [--targets emu:sm_80,...]
+                 [--keep DIR] [--time-limit S] [-v]
+
+For each seed: the kernel (DIR/<seed>/k.tile), its inputs, every target's
+outputs. A failing seed prints what failed (compile crash, internal error,
+emulator fault, or the first differing elements) and exits 1 at the end.
+A compile error that is a user error means a generator bug: reported too.
+The seed fully determines the kernel, the const params and the inputs.
+"""
+import argparse
+import os
+import random
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "test", "e2e", "Inputs"))
+from npy_ref import read_npy, write_npy  # noqa: E402
+
+DEFAULT_TARGETS = ["emu:sm_80", "emu:sm_90a", "emu:gfx942", "emu:gfx1100"]
+
+# Largest magnitude (in units of the value's resolution) each type holds
+# exactly: 2^(mantissa bits + 1).
+EXACT = {"f32": 1 << 24, "f16": 1 << 11, "bf16": 1 << 8, "i32": 1 << 30, "i8": 127}
+NPY = {"f32": "<f4", "f16": "<f2", "i32": "<i4"}
+FLOATS = ("f32", "f16", "bf16")
+
+
+class Val:
+    """A generated value: its name in the kernel, element type, symbolic
+    shape (a tuple of const-param names, "1", or () for a scalar), a bound on
+    its magnitude and its resolution (frac = 1: multiples of 1/2)."""
+
+    def __init__(self, name, ty, shape, bound, frac=0):
+        self.name, self.ty, self.shape, self.bound, self.frac = name, ty, shape, bound, frac
+
+    def fits(self, ty, bound=None, frac=None):
+        bound = self.bound if bound is None else bound
+        frac = self.frac if frac is None else frac
+        if ty == "bool":
+            return True
+        if ty in ("i32", "i8"):
+            return frac == 0 and bound <= EXACT[ty]
+        return bound * (1 << frac) <= EXACT[ty]
+
+
+def broadcast(a, b):
+    """The broadcast of two symbolic shapes, or None."""
+    if a == ():
+        return b
+    if b == ():
+        return a
+    if len(a) != len(b):
+        return None
+    out = []
+    for x, y in zip(a, b):
+        if x == y or y == "1":
+            out.append(x)
+        elif x == "1":
+            out.append(y)
+        else:
+            return None
+    return tuple(out)
+
+
+class Gen:
+    def __init__(self, seed):
+        self.rng = random.Random(seed)
+        self.seed = seed
+        self.lines = []
+        self.n = 0
+        self.vals = []
+
+    # -- helpers --------------------------------------------------------
+    def fresh(self):
+        self.n += 1
+        return "v%d" % self.n
+
+    def emit(self, expr, ty, shape, bound, frac=0, keep=True):
+        v = Val(self.fresh(), ty, shape, bound, frac)
+        self.lines.append("    let %s = %s;" % (v.name, expr))
+        if keep:
+            self.vals.append(v)
+        return v
+
+    def pick(self, pred=lambda v: True):
+        c = [v for v in self.vals if pred(v)]
+        return self.rng.choice(c) if c else None
+
+    def lit(self, ty, value):
+        if ty in FLOATS:
+            return "%.1f" % value
+        return "%d" % value
+
+    # -- value producers -----------------------------------------------
+    def unary(self, a):
+        r = self.rng.random()
+        if a.ty == "bool":
+            return self.emit("!%s" % a.name, "bool", a.shape, 1)
+        if r < 0.2:
+            return self.emit("-%s" % a.name, a.ty, a.shape, a.bound, a.frac)
+        if r < 0.35:
+            return self.emit("abs(%s)" % a.name, a.ty, a.shape, a.bound, a.frac)
+        if r < 0.55:
+            # cast to another type where the value fits exactly
+            options = [t for t in ("f32", "f16", "bf16", "i32") if t != a.ty and a.fits(t)]
+            if a.ty in FLOATS and a.frac and "i32" in options:
+                options.remove("i32")
+            if not options:
+                return None
+            t = self.rng.choice(options)
+            return self.emit("cast<%s>(%s)" % (t, a.name), t, a.shape, a.bound, a.frac)
+        if r < 0.7 and a.ty in FLOATS:
+            if a.frac == 0 and a.fits(a.ty, frac=1):
+                return self.emit("%s * %s" % (a.name, self.lit(a.ty, 0.5)), a.ty, a.shape,
+                                 (a.bound + 1) // 2 + 1, 1)
+            fn = self.rng.choice(["floor", "ceil"])
+            return self.emit("%s(%s)" % (fn, a.name), a.ty, a.shape, a.bound + 1, 0)
+        if r < 0.85 and a.ty == "i32":
+            op = self.rng.choice(["/", "%", ">>", "&", "<<"])
+            k = self.rng.choice([1, 2, 3, 5, 7])
+            if op == "<<":
+                if a.bound << k > EXACT["i32"] >> 8:
+                    return None
+                return self.emit("%s << %d" % (a.name, k), "i32", a.shape, a.bound << k)
+            bound = a.bound if op != "%" else k
+            return self.emit("%s %s %d" % (a.name, op, k), "i32", a.shape, bound)
+        # compare with a constant
+        op = self.rng.choice(["<", "<=", ">", ">=", "==", "!="])
+        if a.ty in ("f32", "f16", "bf16"):
+            c = self.lit(a.ty, self.rng.randint(-2, 2))
+        else:
+            c = str(self.rng.randint(-2, 2))
+        return self.emit("%s %s %s" % (a.name, op, c), "bool", a.shape, 1)
+
+    def binary(self, a, b):
+        shape = broadcast(a.shape, b.shape)
+        if shape is None or len(shape) == 0 and len(a.shape) + len(b.shape) > 0:
+            return None
+        if a.ty == "bool" and b.ty == "bool":
+            op = self.rng.choice(["&&", "||", "==", "!="])
+            return self.emit("%s %s %s" % (a.name, op, b.name), "bool", shape, 1)
+        if a.ty == "bool" or b.ty == "bool":
+            # where(c, x, y) with the bool as the condition
+            c, x = (a, b) if a.ty == "bool" else (b, a)
+            y = self.pick(lambda v: v.ty == x.ty and broadcast(broadcast(c.shape, x.shape) or (), v.shape) is not None
+                          and broadcast(c.shape, x.shape) is not None)
+            if y is None:
+                return None
+            s = broadcast(broadcast(c.shape, x.shape), y.shape)
+            if s is None:
+                return None
+            return self.emit("where(%s, %s, %s)" % (c.name, x.name, y.name), x.ty, s,
+                             max(x.bound, y.bound), max(x.frac, y.frac))
+        if (a.ty == "i32") != (b.ty == "i32"):
+            return None
+        # mixed floats widen: f16 with bf16 gives f32, either with f32 gives f32
+        ty = a.ty if a.ty == b.ty else "f32"
+        frac = max(a.frac, b.frac)
+        r = self.rng.random()
+        if r < 0.3:
+            op, bound = "+", a.bound + b.bound
+        elif r < 0.5:
+            op, bound = "-", a.bound + b.bound
+        elif r < 0.65:
+            op, bound = "*", a.bound * b.bound
+            frac = a.frac + b.frac
+        elif r < 0.8:
+            fn = self.rng.choice(["maximum", "minimum"])
+            v = Val("", ty, shape, max(a.bound, b.bound), frac)
+            if not v.fits(ty):
+                return None
+            return self.emit("%s(%s, %s)" % (fn, a.name, b.name), ty, shape, v.bound, frac)
+        elif r < 0.9 and ty == "i32":
+            op = self.rng.choice(["&", "|", "^"])
+            bound = 1
+            while bound <= max(a.bound, b.bound):
+                bound <<= 1
+        else:
+            op = self.rng.choice(["<", "<=", ">", ">=", "==", "!="])
+            return self.emit("%s %s %s" % (a.name, op, b.name), "bool", shape, 1)
+        if frac > 1 or not Val("", ty, shape, bound, frac).fits(ty):
+            return None
+        return self.emit("%s %s %s" % (a.name, op, b.name), ty, shape, bound, frac)
+
+    def reduce(self, a):
+        if len(a.shape) != 2 or "1" in a.shape:
+            if len(a.shape) == 1 and a.shape[0] != "1":
+                axis = 0
+            else:
+                return None
+        else:
+            axis = self.rng.choice([0, 1, -1])
+        length = self.dim(a.shape[axis])
+        keep = len(a.shape) == 2 and self.rng.random() < 0.4
+        out = list(a.shape)
+        if keep:
+            out[axis] = "1"
+        else:
+            del out[axis]
+        out = tuple(out)
+        kd = ", keepdims = true" if keep else ""
+        if a.ty == "bool":
+            fn = self.rng.choice(["sum", "max", "min"])
+            return self.emit("%s(%s, %d%s)" % (fn, a.name, axis, kd), "i32", out, length)
+        rty = "f32" if a.ty in ("f16", "bf16") else a.ty
+        r = self.rng.random()
+        if r < 0.3:
+            bound = a.bound * length
+            if not Val("", rty, out, bound, a.frac).fits(rty):
+                return None
+            return self.emit("sum(%s, %d%s)" % (a.name, axis, kd), rty, out, bound, a.frac)
+        if r < 0.55:
+            fn = self.rng.choice(["max", "min"])
+            return self.emit("%s(%s, axis = %d%s)" % (fn, a.name, axis, kd), rty, out, a.bound, a.frac)
+        if r < 0.7:
+            fn = self.rng.choice(["argmax", "argmin"])
+            return self.emit("%s(%s, %d%s)" % (fn, a.name, axis, kd), "i32", out, length)
+        if r < 0.8 and a.ty == "i32":
+            bound = 1
+            while bound <= a.bound:
+                bound <<= 1
+            return self.emit("xor_sum(%s, %d%s)" % (a.name, axis, kd), "i32", out, bound)
+        if r < 0.9:
+            # a product of signs: exact in any order
+            sign = self.emit("where(%s > %s, %s, %s)" % (a.name, self.lit(a.ty, 0), self.lit(a.ty, 1),
+                                                           self.lit(a.ty, -1)), a.ty, a.shape, 1, keep=False)
+            return self.emit("prod(%s, %d%s)" % (sign.name, axis, kd), rty, out, 1)
+        # inclusive scan: the input's shape
+        bound = a.bound * length
+        if not Val("", rty, a.shape, bound, a.frac).fits(rty):
+            return None
+        return self.emit("cumsum(%s, %d)" % (a.name, axis), rty, a.shape, bound, a.frac)
+
+    def reshape(self, a):
+        if len(a.shape) == 1 and a.shape[0] != "1":
+            which = self.rng.random()
+            if which < 0.5:
+                return self.emit("%s[:, None]" % a.name, a.ty, (a.shape[0], "1"), a.bound, a.frac)
+            return self.emit("%s[None, :]" % a.name, a.ty, ("1", a.shape[0]), a.bound, a.frac)
+        if len(a.shape) == 2 and "1" not in a.shape:
+            r = self.rng.random()
+            t = (a.shape[1], a.shape[0])
+            if r < 0.5:
+                return self.emit("trans(%s)" % a.name, a.ty, t, a.bound, a.frac)
+            if r < 0.75:
+                return self.emit("reshape(%s, [%s, %s])" % (a.name, t[0], t[1]), a.ty, t, a.bound, a.frac)
+            # through rank 1 and back
+            flat = self.emit("reshape(%s, [%s * %s])" % (a.name, a.shape[0], a.shape[1]), a.ty,
+                             ("%s*%s" % a.shape,), a.bound, a.frac, keep=False)
+            return self.emit("reshape(%s, [%s, %s])" % (flat.name, a.shape[0], a.shape[1]), a.ty,
+                             a.shape, a.bound, a.frac)
+        if len(a.shape) == 2 and a.shape[1] == "1":
+            return self.emit("reshape(%s, [%s])" % (a.name, a.shape[0]), a.ty, (a.shape[0],),
+                             a.bound, a.frac)
+        if len(a.shape) == 2 and a.shape[0] == "1":
+            return self.emit("broadcast(%s, [%s, %s])" % (a.name, self.other(a.shape[1]), a.shape[1]),
+                             a.ty, (self.other(a.shape[1]), a.shape[1]), a.bound, a.frac)
+        return None
+
+    def other(self, d):
+        return {"BM": "BN", "BN": "BM"}.get(d, "BM")
+
+    def dot(self):
+        # a [X, Y] and b [Y, Z] among the values, operand types as dot wants
+        pairs = []
+        for a in self.vals:
+            if len(a.shape) != 2 or "1" in a.shape or a.ty == "bool":
+                continue
+            for b in self.vals:
+                if len(b.shape) != 2 or "1" in b.shape or b.ty == "bool" or b.shape[0] != a.shape[1]:
+                    continue
+                pairs.append((a, b))
+        if not pairs:
+            return None
+        a, b = self.rng.choice(pairs)
+        k = self.dim(a.shape[1])
+        ty = self.rng.choice(["f16", "bf16", "f32", "i8"])
+        if ty == "f32" and self.rng.random() < 0.5:
+            prec = ', precision = "tf32"'
+            ok = lambda v: v.frac == 0 and v.bound <= 1024  # tf32 keeps 11 bits
+        else:
+            prec = ""
+            ok = lambda v: v.fits(ty)
+        if not (ok(a) and ok(b)):
+            return None
+        if ty == "i8" and (a.frac or b.frac or a.ty in FLOATS and (a.frac or b.frac)):
+            return None
+        ops = []
+        for v in (a, b):
+            ops.append(v.name if v.ty == ty else "cast<%s>(%s)" % (ty, v.name))
+        rty = "i32" if ty == "i8" else "f32"
+        bound = a.bound * b.bound * k
+        frac = a.frac + b.frac
+        if not Val("", rty, (), bound, frac).fits(rty):
+            return None
+        shape = (a.shape[0], b.shape[1])
+        acc = self.pick(lambda v: v.ty == rty and v.shape == shape)
+        if acc is not None and self.rng.random() < 0.5 and Val("", rty, (), bound + acc.bound,
+                                                              max(frac, acc.frac)).fits(rty):
+            return self.emit("dot(%s, %s, %s%s)" % (ops[0], ops[1], acc.name, prec), rty, shape,
+                             bound + acc.bound, max(frac, acc.frac))
+        return self.emit("dot(%s, %s%s)" % (ops[0], ops[1], prec), rty, shape, bound, frac)
+
+    def step(self):
+        r = self.rng.random()
+        a = self.pick()
+        if r < 0.25:
+            return self.unary(a)
+        if r < 0.55:
+            b = self.pick(lambda v: broadcast(v.shape, a.shape) is not None)
+            return self.binary(a, b)
+        if r < 0.7:
+            return self.reduce(a)
+        if r < 0.85:
+            return self.reshape(a)
+        if self.dots_ok:
+            return self.dot()
+        return None
+
+    def dim(self, d):
+        return int(d) if d.isdigit() else self.consts[d]
+
+    # -- the kernel -----------------------------------------------------
+    def load_input(self, i, ty, mode):
+        """An input tile [BM, BN] of x<i> (an [M, N] matrix, rows N apart)."""
+        p = "x%d" % i
+        self.params.append("%s: *%s" % (p, ty))
+        self.inputs.append((p, ty, ("M", "N")))
+        if mode == "view" or mode == "view-loop":
+            col = "kb" if mode == "view-loop" else "pid1 * BN"
+            self.lines.append("    let X%d = view(%s, [M, N], [N, 1]);" % (i, p))
+            return self.emit("load(X%d, [pid0 * BM, %s], [BM, BN])" % (i, col), ty, ("BM", "BN"),
+                             self.data_bound)
+        other = self.rng.choice([0, 0, 0, 1, -2])
+        return self.emit("load(%s + rm[:, None] * N + rn[None, :], mask = inb, other = %s)"
+                         % (p, self.lit(ty, other)), ty, ("BM", "BN"), self.data_bound)
+
+    def generate(self):
+        rng = self.rng
+        self.data_bound = rng.choice([2, 3, 4])
+        bm = rng.choice([16, 16, 32, 32, 64, 128, 1, 2, 8])
+        bn = rng.choice([16, 16, 32, 32, 64, 128, 1, 4, 8])
+        if bm * bn > 8192:
+            bn = 8192 // bm
+        self.consts = {"BM": bm, "BN": bn}
+        self.dots_ok = bm >= 16 and bn >= 16
+        warps = rng.choice([1, 2, 4, 4, 8])
+        self.warps = warps
+        self.loop = rng.random() < 0.35
+        self.params, self.inputs, self.outputs = [], [], []
+        self.zero_init = set()
+        nin = rng.randint(1, 3)
+        tys = [rng.choice(["f32", "f32", "f16", "bf16", "i32"]) for _ in range(nin)]
+        body_start = len(self.lines)
+        if self.loop:
+            self.gen_loop(tys)
+        else:
+            self.gen_tile(tys)
+        params = ", ".join(self.params)
+        head = ["kernel k<BM: i32, BN: i32>(%s, M: i32, N: i32, GN: i32, s0: i32, s1: f32)" % params,
+                "    grid (cdiv(M, BM), %s)" % ("1" if self.loop else "cdiv(N, BN)"),
+                "{"]
+        self.lines = head + self.lines[body_start:] + ["}"]
+        return "\n".join(self.lines) + "\n"
+
+    def gen_tile(self, tys):
+        rng = self.rng
+        self.lines += ["    let pid0 = program_id(0);", "    let pid1 = program_id(1);",
+                       "    let rm = pid0 * BM + arange(0, BM);",
+                       "    let rn = pid1 * BN + arange(0, BN);",
+                       "    let inb = (rm < M)[:, None] && (rn < N)[None, :];"]
+        for i, ty in enumerate(tys):
+            self.load_input(i, ty, rng.choice(["ptr", "ptr", "view"]))
+        self.vals.append(Val("rm", "i32", ("BM",), 1 << 12))
+        if rng.random() < 0.3:
+            self.vals.append(Val("s0", "i32", (), 3))
+            self.vals.append(Val("s1", "f32", (), 3))
+        for _ in range(rng.randint(6, 20)):
+            self.step()
+        if rng.random() < 0.25:
+            self.atomics()
+        self.store_outputs(rng.randint(2, 4))
+
+    def gen_loop(self, tys):
+        rng = self.rng
+        self.lines += ["    let pid0 = program_id(0);", "    let pid1 = 0;",
+                       "    let rm = pid0 * BM + arange(0, BM);"]
+        # carried: a row accumulator and, with dots, a product accumulator
+        self.lines.append("    var acc_r = zeros<f32>([BM]);")
+        use_dot = self.dots_ok and rng.random() < 0.6
+        if use_dot:
+            self.params.append("w: *f16")
+            self.inputs.append(("w", "f16", ("N", "16")))
+            self.lines.append("    var acc_d = zeros<f32>([BM, 16]);")
+        self.lines.append("    for kb in range(0, N, BN) {")
+        self.lines.append("    let rn = kb + arange(0, BN);")
+        self.lines.append("    let inb = (rm < M)[:, None] && (rn < N)[None, :];")
+        for i, ty in enumerate(tys):
+            self.load_input(i, ty, rng.choice(["ptr", "view-loop"]))
+        self.vals.append(Val("rm", "i32", ("BM",), 1 << 12))
+        for _ in range(rng.randint(3, 12)):
+            self.step()
+        # the row accumulator takes every [BM] or [BM, BN] value nothing
+        # else reads (the sinks: otherwise dead code), as row sums in f32
+        text = "\n".join(l.split("=", 1)[1] for l in self.lines if "=" in l)
+        used = set(re.findall(r"\bv\d+\b", text))
+        cand = [v for v in self.vals if v.shape in (("BM",), ("BM", "BN"))]
+        sinks = [v for v in cand if v.name not in used] or [rng.choice(cand)]
+        terms, total = [], 0
+        for v in sinks[-4:]:
+            if v.ty == "bool":
+                v = self.emit("cast<i32>(%s)" % v.name, "i32", v.shape, 1, keep=False)
+            if v.shape == ("BM", "BN"):
+                v = self.emit("sum(%s, 1)" % v.name, "i32" if v.ty == "i32" else "f32", ("BM",),
+                              v.bound * self.consts["BN"], v.frac, keep=False)
+            if v.ty != "f32":
+                v = self.emit("cast<f32>(%s)" % v.name, "f32", v.shape, v.bound, v.frac, keep=False)
+            # at most 4 blocks of N (the input sizes stay below 4 * BN)
+            if not Val("", "f32", (), (total + v.bound) * 4, 1).fits("f32"):
+                continue
+            total += v.bound
+            terms.append(v.name)
+        if not terms:
+            terms = ["0.0"]
+        self.acc_bound = total * 4 + 1
+        self.lines.append("    acc_r += %s;" % " + ".join(terms))
+        if use_dot:
+            a = rng.choice([v for v in self.vals if v.shape == ("BM", "BN")])
+            op = a.name if a.ty == "f16" else "cast<f16>(%s)" % a.name
+            if not a.fits("f16"):
+                op = "cast<f16>(where(%s > %s, %s, %s))" % (a.name, self.lit(a.ty, 0) if a.ty != "bool" else "false",
+                                                           "1.0" if a.ty != "i32" else "1", "0.0" if a.ty != "i32" else "0")
+                if a.ty == "i32":
+                    op = "cast<f16>(where(%s > 0, 1, 0))" % a.name
+                elif a.ty == "bool":
+                    op = "cast<f16>(where(%s, 1, 0))" % a.name
+            elif a.ty == "bool":
+                op = "cast<f16>(where(%s, 1, 0))" % a.name
+            if rng.random() < 0.5:
+                self.lines.append("    let wt = load(w + rn[:, None] * 16 + arange(0, 16)[None, :], "
+                                  "mask = (rn < N)[:, None], other = 0.0);")
+            else:
+                self.lines.append("    let wt = load(view(w, [N, 16], [16, 1]), [kb, 0], [BN, 16]);")
+            self.lines.append("    acc_d = dot(%s, wt, acc_d);" % op)
+        self.lines.append("    }")
+        self.vals = [Val("acc_r", "f32", ("BM",), self.acc_bound, 1)]
+        if use_dot:
+            self.vals.append(Val("acc_d", "f32", ("BM", "16"), 1 << 20, 1))
+        for _ in range(rng.randint(0, 3)):
+            self.step()
+        self.store_outputs(rng.randint(1, 2), loop=True)
+
+    def atomics(self):
+        """atomic_add / atomic_max / atomic_min of i32 or f32 values into a
+        16-element output (zero before the launch): with integers the result
+        does not depend on the order the programs and lanes arrive in. The
+        old values atomics return are order-dependent and not read."""
+        rng = self.rng
+        cands = [v for v in self.vals if v.ty in ("i32", "f32") and v.frac == 0 and v.bound < (1 << 16)
+                 and v.shape in (("BM", "BN"), ("BM",), ())]
+        if not cands:
+            return
+        v = rng.choice(cands)
+        fn = rng.choice(["atomic_add", "atomic_add", "atomic_max", "atomic_min"])
+        o = "atom%d" % len(self.outputs)
+        self.params.append("%s: *%s" % (o, v.ty))
+        if v.shape == ("BM", "BN"):
+            idx = "(rm[:, None] + rn[None, :]) %% %d" % rng.choice([1, 3, 16])
+            mask = ", mask = inb"
+        elif v.shape == ("BM",):
+            idx = "rm %% %d" % rng.choice([1, 5, 16])
+            mask = ", mask = rm < M"
+        else:
+            idx = "(pid0 + pid1) % 16"
+            mask = ""
+        self.lines.append("    %s(%s + %s, %s%s);" % (fn, o, idx, v.name, mask))
+        self.outputs.append((o, v.ty, ("1", "16")))
+        self.zero_init.add(o)
+
+    def store_outputs(self, count, loop=False):
+        rng = self.rng
+        # the values nothing reads yet, latest first (the deepest chains);
+        # then any other
+        text = "\n".join(self.lines)
+        used = set(re.findall(r"\bv\d+\b", "\n".join(l.split("=", 1)[1] for l in self.lines if "=" in l)))
+        cands = [v for v in self.vals if v.name != "rm"]
+        sinks = [v for v in reversed(cands) if v.name not in used]
+        rest = [v for v in cands if v not in sinks]
+        rng.shuffle(rest)
+        chosen = (sinks + rest)[:max(count, min(len(sinks), 5))]
+        for j, v in enumerate(chosen):
+            o = "out%d" % j
+            ty = "i32" if v.ty == "bool" else v.ty
+            val = "cast<i32>(%s)" % v.name if v.ty == "bool" else v.name
+            self.params.append("%s: *%s" % (o, ty))
+            if v.shape == ("BM", "BN") and not loop and rng.random() < 0.6:
+                self.lines.append("    store(%s + rm[:, None] * N + rn[None, :], %s, mask = inb);" % (o, val))
+                self.outputs.append((o, ty, ("M", "N")))
+                continue
+            # per program: rows pid0 * R + i, columns pid1 * C + j of a
+            # [GM * R, GN * C] matrix, stored whole (unmasked)
+            shape = v.shape
+            if len(shape) == 0:
+                r, c = "1", "1"
+                self.lines.append("    store(%s + pid0 * GN + pid1, %s);" % (o, val))
+            else:
+                if len(shape) == 1:
+                    val = "%s[:, None]" % val
+                    shape = (shape[0], "1")
+                r, c = shape
+                ri = "pid0 * %s + arange(0, %s)" % (r, r)
+                ci = "pid1 * %s + arange(0, %s)" % (c, c)
+                self.lines.append("    store(%s + (%s)[:, None] * (GN * %s) + (%s)[None, :], %s);"
+                                  % (o, ri, c, ci, val))
+            self.outputs.append((o, ty, ("GM*" + r, "GN*" + c)))
+
+
+def npy_descr(ty):
+    return NPY.get(ty, "<f4")  # bf16 is given and returned as float32
+
+
+def run(cmd, timeout):
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stdout + p.stderr
+    except subprocess.TimeoutExpired:
+        return "timeout", ""
+
+
+def evaluate_dim(expr, env):
+    v = 1
+    for part in expr.split("*"):
+        v *= env[part] if part in env else int(part)
+    return v
+
+
+def one(seed, args, kiln, kiln_run, workdir):
+    g = Gen(seed)
+    src = g.generate()
+    d = os.path.join(workdir, str(seed))
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "k.tile"), "w") as f:
+        f.write(src)
+    bundle = os.path.join(d, "k.kpack")
+    targets = ",".join(["host"] + args.targets)
+    cmd = [kiln, "compile", os.path.join(d, "k.tile"), "--targets=" + targets, "-D", "BM=%d" % g.consts["BM"],
+           "-D", "BN=%d" % g.consts["BN"], "-D", "warps=%d" % g.warps, "-o", bundle]
+    rc, out = run(cmd, 600)
+    if rc != 0:
+        kind = "compile crash" if rc == "timeout" or (isinstance(rc, int) and rc < 0) else "compile error"
+        internal = re.search(r"' op |LLVM ERROR|failed to legalize|internal|Assertion", out)
+        if kind == "compile error" and not internal:
+            kind = "compile error (a generator bug, or a wrong diagnostic)"
+        elif kind == "compile error":
+            kind = "internal compiler error"
+        return kind, out.strip()[-3000:], d
+    rng = random.Random(seed * 7919 + 1)
+    bm, bn = g.consts["BM"], g.consts["BN"]
+    # sizes: ragged, or whole multiples of 16 (the fast paths)
+    if rng.random() < 0.5:
+        M = rng.randint(1, 3 * bm + 5)
+        N = rng.randint(1, min(4 * bn, 3 * bn + 7))
+    else:
+        M = 16 * rng.randint(1, max(1, (3 * bm) // 16 + 1))
+        N = 16 * rng.randint(1, max(1, (4 * bn) // 16))
+    if g.loop:
+        N = min(N, 4 * bn)  # the accumulator bound counts at most 4 blocks
+    GM = -(-M // bm)
+    GN = 1 if g.loop else -(-N // bn)
+    env = {"M": M, "N": N, "GM": GM, "GN": GN, "BM": bm, "BN": bn}
+    argv = []
+    for name, ty, shape in g.inputs:
+        dims = [evaluate_dim(s, env) for s in shape]
+        count = dims[0] * dims[1]
+        if ty == "i32":
+            vals = [rng.randint(-g.data_bound, g.data_bound) for _ in range(count)]
+        elif name == "w":
+            vals = [float(rng.randint(-2, 2)) for _ in range(count)]
+        else:
+            vals = [float(rng.randint(-g.data_bound, g.data_bound)) for _ in range(count)]
+        write_npy(os.path.join(d, name + ".npy"), npy_descr(ty), dims, vals)
+        argv.append("%s=%s" % (name, os.path.join(d, name + ".npy")))
+    for name, ty, shape in g.outputs:
+        dims = [evaluate_dim(s, env) for s in shape]
+        poison = [-12345 if ty == "i32" else float("nan")] * (dims[0] * dims[1])
+        if name in g.zero_init:
+            poison = [0 if ty == "i32" else 0.0] * (dims[0] * dims[1])
+        write_npy(os.path.join(d, name + ".npy"), npy_descr(ty), dims, poison)
+        argv.append("%s=%s" % (name, os.path.join(d, name + ".npy")))
+    argv += ["M=%d" % M, "N=%d" % N, "GN=%d" % GN, "s0=%d" % rng.randint(-3, 3),
+             "s1=%d.0" % rng.randint(-3, 3)]
+    results = {}
+    for dev in ["host"] + args.targets:
+        od = os.path.join(d, "out-" + dev.replace(":", "_"))
+        os.makedirs(od, exist_ok=True)
+        rc, out = run([kiln_run, bundle, "--kernel", "k", "--device", dev, "--out-dir", od] + argv, 600)
+        if rc != 0:
+            return "run failure on %s" % dev, ("rc %s\n" % rc) + out.strip()[-3000:], d
+        results[dev] = {name: read_npy(os.path.join(od, name + ".npy"))[2] for name, _, _ in g.outputs}
+    ref = results["host"]
+    for dev in args.targets:
+        for name, ty, shape in g.outputs:
+            a, b = ref[name], results[dev][name]
+            bad = [i for i, (x, y) in enumerate(zip(a, b)) if not (x == y or x != x and y != y)]
+            if bad:
+                cols = evaluate_dim(shape[1], env)
+                msg = "%s: %d of %d elements differ from the host's; first: %s" % (
+                    name, len(bad), len(a), ", ".join("[%d, %d] host %r %s %r" % (i // cols, i % cols, a[i], dev, b[i])
+                                                     for i in bad[:4]))
+                return "mismatch on %s" % dev, msg, d
+            if any(x != x for x in a) and ty != "i32":
+                return "host left NaN", "%s holds NaN (poison not overwritten?)" % name, d
+    return None, "M=%d N=%d" % (M, N), d
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seeds", default=None, help="A:B, the seeds A to B-1")
+    ap.add_argument("--seed", type=int, action="append", default=[])
+    ap.add_argument("--targets", default=",".join(DEFAULT_TARGETS))
+    ap.add_argument("--kiln", default=os.path.join(ROOT, "build", "bin", "kiln"))
+    ap.add_argument("--kiln-run", default=os.path.join(ROOT, "build", "bin", "kiln-run"))
+    ap.add_argument("--keep", default=None, help="keep every seed's files under this folder")
+    ap.add_argument("--time-limit", type=float, default=None, help="stop starting seeds after S seconds")
+    ap.add_argument("--print", action="store_true", help="print the kernels of the seeds and exit")
+    ap.add_argument("-v", action="store_true")
+    args = ap.parse_args()
+    args.targets = [t for t in args.targets.split(",") if t]
+    seeds = list(args.seed)
+    if args.seeds:
+        a, b = args.seeds.split(":")
+        seeds += list(range(int(a), int(b)))
+    fresh = not seeds
+    if fresh:
+        # fresh seeds: one, or as many as the time limit allows
+        sysrand = random.SystemRandom()
+        seeds = (sysrand.randrange(1 << 30) for _ in iter(int, 1)) if args.time_limit \
+            else [sysrand.randrange(1 << 30)]
+    if args.print:
+        for s in seeds:
+            print("// seed %d\n%s" % (s, Gen(s).generate()))
+        return 0
+    workdir = args.keep or tempfile.mkdtemp(prefix="kernelsmith-")
+    failures = []
+    start = time.time()
+    count = 0
+    for s in seeds:
+        if args.time_limit and time.time() - start > args.time_limit:
+            break
+        count += 1
+        kind, msg, d = one(s, args, args.kiln, args.kiln_run, workdir)
+        if kind:
+            failures.append(s)
+            print("seed %d: %s (%s)\n  %s" % (s, kind, d, msg.replace("\n", "\n  ")), flush=True)
+        else:
+            if args.v:
+                print("seed %d: ok (%s)" % (s, msg), flush=True)
+            if not args.keep:
+                shutil.rmtree(d, ignore_errors=True)
+    print("kernelsmith: %d seeds, %d failed%s" % (count, len(failures),
+                                                  ": " + " ".join(map(str, failures)) if failures else ""))
+    if not args.keep and not failures:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
