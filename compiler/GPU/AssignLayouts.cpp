@@ -32,6 +32,8 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <limits>
+
 namespace kiln::gpu {
 #define GEN_PASS_DEF_TILEGPUASSIGNLAYOUTS
 #include "compiler/GPU/Passes.h.inc"
@@ -74,6 +76,32 @@ private:
   Attribute defaultLayout(RankedTensorType type) {
     return getDefaultBlockedLayout(ctx, type.getShape(), target.warpSize,
                                    warps);
+  }
+
+  /// The accumulator layout of a product on scalar FMAs. Each thread reads
+  /// all of K for each of its rows of A and its columns of B, so it holds a
+  /// block of rows by `c` consecutive columns with `c` chosen to make rows
+  /// plus columns fewest (ties: the widest `c` up to 4, a 16-byte f32
+  /// store). The default layout, lanes across the columns, gave a 32x32
+  /// result on 64 threads 16 rows by 1 column: 1024 values of A for K = 64
+  /// (a compile of minutes), where 4 by 4 reads 256 of each operand.
+  BlockedAttr fmaAccumulatorLayout(RankedTensorType type) {
+    ArrayRef<int64_t> shape = type.getShape();
+    BlockedAttr best;
+    int64_t bestCost = std::numeric_limits<int64_t>::max();
+    for (int64_t c = 1; c <= shape[1]; c *= 2) {
+      BlockedAttr l = getCoalescedLayout(ctx, shape, {1, 0}, int32_t(c),
+                                         target.warpSize, warps);
+      int64_t rows = std::max<int64_t>(
+          1, shape[0] / (l.getThreadsPerWarp()[0] * l.getWarpsPerBlock()[0]));
+      int64_t cols = std::max<int64_t>(
+          l.getSizePerThread()[1],
+          shape[1] / (l.getThreadsPerWarp()[1] * l.getWarpsPerBlock()[1]));
+      int64_t cost = rows + cols;
+      if (cost < bestCost || (cost == bestCost && c <= 4))
+        best = l, bestCost = cost;
+    }
+    return best;
   }
 
   /// The coalesced layout for an access through the tile of pointers
@@ -180,7 +208,7 @@ private:
         }
         // No matrix instruction for these types (or this shape): scalar
         // FMAs over a blocked accumulator.
-        auto acc = cast<BlockedAttr>(defaultLayout(dot.getType()));
+        BlockedAttr acc = fmaAccumulatorLayout(dot.getType());
         anchor(dot.getResult(), acc);
         anchor(dot.getAcc(), acc);
         anchor(dot.getA(), DotOperandAttr::get(ctx, 0, acc));

@@ -217,6 +217,40 @@ struct ExpandTruncF : OpRewritePattern<arith::TruncFOp> {
   }
 };
 
+/// An integer to fp8 directly: arith's canonicalization folds the front
+/// end's integer -> f32 -> fp8 (truncf of sitofp) into one sitofp to fp8.
+/// Through f32 again, then encoded (rounding once, as docs/language.md says).
+template <typename Op>
+struct ExpandIntToFp8 : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op, PatternRewriter &r) const override {
+    Type dst = getElementTypeOrSelf(op.getType());
+    auto f = fp8Format(dst);
+    if (!f)
+      return failure();
+    Emitter e{r, op.getLoc(), op.getType()};
+    Value wide = Op::create(r, op.getLoc(), e.of(r.getF32Type()), op.getIn());
+    r.replaceOp(op, encode(e, *f, wide, dst));
+    return success();
+  }
+};
+
+/// fp8 to an integer directly (the same folding, the other way): decoded to
+/// f32 (exact), then converted.
+template <typename Op>
+struct ExpandFp8ToInt : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op, PatternRewriter &r) const override {
+    auto f = fp8Format(getElementTypeOrSelf(op.getIn().getType()));
+    if (!f)
+      return failure();
+    Emitter e{r, op.getLoc(), op.getType()};
+    Value v = decode(e, *f, op.getIn());
+    r.replaceOpWithNewOp<Op>(op, op.getType(), v);
+    return success();
+  }
+};
+
 } // namespace
 
 Type kiln::getFp8Carrier(Type t) {
@@ -323,6 +357,7 @@ struct TileExpandFp8Pass
 } // namespace
 
 void kiln::populateExpandFp8Patterns(RewritePatternSet &patterns) {
-  patterns.add<ExpandExtF, ExpandTruncF>(
-      patterns.getContext());
+  patterns.add<ExpandExtF, ExpandTruncF, ExpandIntToFp8<arith::SIToFPOp>,
+               ExpandIntToFp8<arith::UIToFPOp>, ExpandFp8ToInt<arith::FPToSIOp>,
+               ExpandFp8ToInt<arith::FPToUIOp>>(patterns.getContext());
 }

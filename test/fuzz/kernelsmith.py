@@ -47,7 +47,8 @@ DEFAULT_TARGETS = ["emu:sm_80", "emu:sm_90a", "emu:gfx942", "emu:gfx1100"]
 
 # Largest magnitude (in units of the value's resolution) each type holds
 # exactly: 2^(mantissa bits + 1).
-EXACT = {"f32": 1 << 24, "f16": 1 << 11, "bf16": 1 << 8, "i32": 1 << 30, "i8": 127}
+EXACT = {"f32": 1 << 24, "f16": 1 << 11, "bf16": 1 << 8, "i32": 1 << 30, "i8": 127,
+         "f8e4m3": 1 << 4, "f8e5m2": 1 << 3}
 NPY = {"f32": "<f4", "f16": "<f2", "i32": "<i4"}
 FLOATS = ("f32", "f16", "bf16")
 
@@ -298,10 +299,17 @@ class Gen:
                     continue
                 pairs.append((a, b))
         if not pairs:
-            return None
+            # make one: a [BM, BN] value times the transpose of another
+            mn = [v for v in self.vals if v.shape == ("BM", "BN") and v.ty != "bool"]
+            if not mn:
+                return None
+            a = self.rng.choice(mn)
+            t = self.rng.choice(mn)
+            b = self.emit("trans(%s)" % t.name, t.ty, ("BN", "BM"), t.bound, t.frac)
+            pairs = [(a, b)]
         a, b = self.rng.choice(pairs)
         k = self.dim(a.shape[1])
-        ty = self.rng.choice(["f16", "bf16", "f32", "i8"])
+        ty = self.rng.choice(["f16", "bf16", "f32", "i8", "f8e4m3", "f8e5m2"])
         if ty == "f32" and self.rng.random() < 0.5:
             prec = ', precision = "tf32"'
             ok = lambda v: v.frac == 0 and v.bound <= 1024  # tf32 keeps 11 bits
@@ -310,11 +318,22 @@ class Gen:
             ok = lambda v: v.fits(ty)
         if not (ok(a) and ok(b)):
             return None
+        # f32 without tf32 is scalar FMAs on most targets, unrolled: past a
+        # few thousand per thread ptxas and LLVM take minutes (a known
+        # limit, docs/testing.md), which is not what this looks for
+        if ty == "f32" and not prec and \
+                self.dim(a.shape[0]) * self.dim(b.shape[1]) * k // (32 * self.warps) > 4096:
+            return None
         if ty == "i8" and (a.frac or b.frac or a.ty in FLOATS and (a.frac or b.frac)):
             return None
+        tys = [ty, ty]
+        if ty.startswith("f8") and self.rng.random() < 0.3:
+            tys[1] = "f8e5m2" if ty == "f8e4m3" else "f8e4m3"
+            if not b.fits(tys[1]):
+                return None
         ops = []
-        for v in (a, b):
-            ops.append(v.name if v.ty == ty else "cast<%s>(%s)" % (ty, v.name))
+        for v, t in zip((a, b), tys):
+            ops.append(v.name if v.ty == t else "cast<%s>(%s)" % (t, v.name))
         rty = "i32" if ty == "i8" else "f32"
         bound = a.bound * b.bound * k
         frac = a.frac + b.frac
@@ -331,6 +350,8 @@ class Gen:
     def step(self):
         r = self.rng.random()
         a = self.pick()
+        if self.dots_ok and self.rng.random() < 0.15:
+            return self.dot()
         if r < 0.25:
             return self.unary(a)
         if r < 0.55:
@@ -340,9 +361,32 @@ class Gen:
             return self.reduce(a)
         if r < 0.85:
             return self.reshape(a)
+        if r < 0.9:
+            return self.branch(a)
         if self.dots_ok:
             return self.dot()
         return None
+
+    def branch(self, a):
+        """A var set in an `if` on a runtime condition (uniform per program:
+        a scalar param, or the program id), merged after it."""
+        if a.ty == "bool" and self.rng.random() < 0.5:
+            return None
+        b = self.pick(lambda v: v.ty == a.ty and broadcast(v.shape, a.shape) == a.shape)
+        if b is None:
+            return None
+        cond = self.rng.choice(["s0 > 0", "s0 == 1", "pid0 % 2 == 0", "pid1 < 1"])
+        v = Val(self.fresh(), a.ty, a.shape, max(a.bound, b.bound), max(a.frac, b.frac))
+        self.lines.append("    var %s = %s;" % (v.name, a.name))
+        if self.rng.random() < 0.5:
+            self.lines.append("    if %s { %s = %s; }" % (cond, v.name, b.name))
+        else:
+            c = self.pick(lambda x: x.ty == a.ty and broadcast(x.shape, a.shape) == a.shape) or a
+            v.bound = max(v.bound, c.bound)
+            v.frac = max(v.frac, c.frac)
+            self.lines.append("    if %s { %s = %s; } else { %s = %s; }" % (cond, v.name, b.name, v.name, c.name))
+        self.vals.append(v)
+        return v
 
     def dim(self, d):
         return int(d) if d.isdigit() else self.consts[d]
@@ -399,6 +443,7 @@ class Gen:
         for i, ty in enumerate(tys):
             self.load_input(i, ty, rng.choice(["ptr", "ptr", "view"]))
         self.vals.append(Val("rm", "i32", ("BM",), 1 << 12))
+        self.vals.append(Val("pid0", "i32", (), 64))
         if rng.random() < 0.3:
             self.vals.append(Val("s0", "i32", (), 3))
             self.vals.append(Val("s1", "f32", (), 3))
@@ -574,7 +619,8 @@ def one(seed, args, kiln, kiln_run, workdir):
            "-D", "BN=%d" % g.consts["BN"], "-D", "warps=%d" % g.warps, "-o", bundle]
     rc, out = run(cmd, 600)
     if rc != 0:
-        kind = "compile crash" if rc == "timeout" or (isinstance(rc, int) and rc < 0) else "compile error"
+        kind = {"timeout": "compile timeout (600 s)"}.get(rc) or \
+            ("compile crash" if rc < 0 else "compile error")
         internal = re.search(r"' op |LLVM ERROR|failed to legalize|internal|Assertion", out)
         if kind == "compile error" and not internal:
             kind = "compile error (a generator bug, or a wrong diagnostic)"

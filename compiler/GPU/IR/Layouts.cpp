@@ -191,11 +191,19 @@ static LogicalResult verifyTile(function_ref<InFlightDiagnostic()> emitError,
 LinearLayout DotOperandAttr::toLinearLayout(ArrayRef<int64_t> shape) const {
   std::string d0 = dims::tileDim(0), d1 = dims::tileDim(1);
   // The accumulator's layout with the other dimension cut to 1 (threads
-  // along it hold copies), then all of K in registers.
+  // along it hold copies; registers along it would be copies within a
+  // thread, and go), and all of K in registers: for A, K first (its rows
+  // are contiguous along K, so a thread's registers are runs a vector
+  // access reads), for B after the columns (contiguous along N).
   if (getIndex() == 0)
-    return getParent().toLinearLayout({shape[0], 1}) *
-           LinearLayout::identity1D(int32_t(shape[1]), dims::kRegister, d1);
-  return getParent().toLinearLayout({1, shape[1]}) *
+    return (LinearLayout::identity1D(int32_t(shape[1]), dims::kRegister, d1) *
+            getParent()
+                .toLinearLayout({shape[0], 1})
+                .removeZeroBases(dims::kRegister))
+        .transposeOuts({d0, d1});
+  return getParent()
+             .toLinearLayout({1, shape[1]})
+             .removeZeroBases(dims::kRegister) *
          LinearLayout::identity1D(int32_t(shape[0]), dims::kRegister, d0);
 }
 

@@ -15,7 +15,7 @@ standard library only (.npy files written and read by hand, no numpy).
   npy_ref.py ints FILE DTYPE COUNT LO HI
                               COUNT random integers in [LO, HI] as f32,
                               f16 or i32 (exact in any summation order)
-CASE: vector_add, axpy_bf16, softmax, softmax_bf16, matmul, matmul_ptr,
+CASE: int_to_fp8, vector_add, axpy_bf16, softmax, softmax_bf16, matmul, matmul_ptr,
 matmul_bf16, matmul_fp8, layer_norm, row_sum, row_max, attention, attention_causal,
 gelu, gelu_exact, row_cumsum, row_argmax, transpose, quantize_i8,
 histogram, embedding. The matmul cases take a suffix: "_a16" (sizes that
@@ -142,6 +142,20 @@ def rand_e5m2(rng, n):
     return [rng.randint(-7, 7) / 4.0 for _ in range(n)]
 
 
+def e4m3(x):
+    """x rounded to E4M3 (nearest even, saturating at +-448): the value."""
+    if x == 0:
+        return 0.0
+    a = abs(x)
+    e = max(math.frexp(a)[1] - 1, -6)   # 2^e <= a (subnormals below 2^-6)
+    q = 2.0 ** (e - 3)                   # three fraction bits
+    r = round(a / q) * q                 # Python rounds halves to even
+    return math.copysign(min(r, 448.0), x)
+
+
+INT_FP8 = 256  # int_to_fp8's elements
+
+
 def matmul_dims(case):
     """The case without its "_a16"/"_big" suffix, its M, N, K and its
     leading dimensions (of A, B, C)."""
@@ -166,7 +180,14 @@ def gen(case, d, nonneg=False):
     rng = random.Random(int.from_bytes(os.urandom(8), "little"))
     nan = float("nan")
     case, M, N, K, LDA, LDB, LDC = fp8_dims(case)
-    if case == "vector_add":
+    if case == "int_to_fp8":
+        # ties (17 -> 16, 19 -> 20, 2^k + 2^(k-3) for k >= 4), saturation,
+        # then random integers across E4M3's range and beyond it
+        special = [0, 1, -1, 17, 19, -17, 36, 40, 44, 448, 449, 464, 500, -500, 100000, -2**31]
+        vals = special + [rng.randint(-600, 600) for _ in range(INT_FP8 - len(special))]
+        write_npy(os.path.join(d, "x.npy"), "<i4", (INT_FP8,), vals)
+        write_npy(os.path.join(d, "y.npy"), "<f4", (INT_FP8,), [nan] * INT_FP8)
+    elif case == "vector_add":
         write_npy(os.path.join(d, "x.npy"), "<f4", (N_VEC,), rand_f32(rng, N_VEC, -100, 100))
         write_npy(os.path.join(d, "y.npy"), "<f4", (N_VEC,), rand_f32(rng, N_VEC, -100, 100))
         write_npy(os.path.join(d, "z.npy"), "<f4", (N_VEC,), [nan] * N_VEC)
@@ -249,7 +270,10 @@ def check(case, d):
     inp = lambda name: read_npy(os.path.join(d, name + ".npy"))[2]
     out = lambda name: read_npy(os.path.join(d, "out", name + ".npy"))[2]
     results = []  # (what, got, ref, tol, floor)
-    if case == "vector_add":
+    if case == "int_to_fp8":
+        x, y = inp("x"), out("y")
+        results = [("y[%d] (from %d)" % (i, x[i]), y[i], e4m3(x[i]), 0.0, 0.0) for i in range(INT_FP8)]
+    elif case == "vector_add":
         x, y, z = inp("x"), inp("y"), out("z")
         results = [("z[%d]" % i, z[i], x[i] + y[i], 1e-5, 1.0) for i in range(N_VEC)]
     elif case == "axpy_bf16":
