@@ -177,76 +177,68 @@ Value encode(const Emitter &e, const Fp8Format &f, Value x, Type to) {
   return e.bitcast(to, q8);
 }
 
-struct ExpandExtF : OpRewritePattern<arith::ExtFOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(arith::ExtFOp op,
-                                PatternRewriter &r) const override {
-    auto f = fp8Format(getElementTypeOrSelf(op.getIn().getType()));
-    if (!f)
-      return failure();
-    Emitter e{r, op.getLoc(), op.getType()};
-    Value v = decode(e, *f, op.getIn());
-    Type dst = getElementTypeOrSelf(op.getType());
-    if (dst.getIntOrFloatBitWidth() > 32)
-      v = arith::ExtFOp::create(r, op.getLoc(), op.getType(), v);
-    else if (!dst.isF32())
-      v = arith::TruncFOp::create(r, op.getLoc(), op.getType(), v);
-    r.replaceOp(op, v);
-    return success();
-  }
-};
+/// The source of a conversion to fp8 as f32 or f64, what encode takes:
+/// truncf's f16/bf16 widened (exact), an integer converted to f32 (the one
+/// rounding; arith's canonicalization folds the front end's integer -> f32
+/// -> fp8, a truncf of a sitofp, into one sitofp to fp8); null for any
+/// other source.
+Value wideSource(Emitter &e, arith::TruncFOp op) {
+  Value in = op.getIn();
+  Type src = getElementTypeOrSelf(in.getType());
+  if (src.isF16() || src.isBF16())
+    return arith::ExtFOp::create(e.b, e.l, e.of(e.b.getF32Type()), in);
+  return src.isF32() || src.isF64() ? in : Value();
+}
+template <typename IntToFloat>
+Value wideSource(Emitter &e, IntToFloat op) {
+  return IntToFloat::create(e.b, e.l, e.of(e.b.getF32Type()), op.getIn());
+}
 
-struct ExpandTruncF : OpRewritePattern<arith::TruncFOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(arith::TruncFOp op,
-                                PatternRewriter &r) const override {
+/// An fp8 value decoded to f32 (exact) as the result of the conversion
+/// `op` from fp8: extf widened or rounded to its type, an integer
+/// conversion (the same folding, the other way) applied to it.
+Value fromDecoded(Emitter &e, arith::ExtFOp op, Value v) {
+  Type dst = getElementTypeOrSelf(op.getType());
+  if (dst.getIntOrFloatBitWidth() > 32)
+    return arith::ExtFOp::create(e.b, e.l, op.getType(), v);
+  if (!dst.isF32())
+    return arith::TruncFOp::create(e.b, e.l, op.getType(), v);
+  return v;
+}
+template <typename FloatToInt>
+Value fromDecoded(Emitter &e, FloatToInt op, Value v) {
+  return FloatToInt::create(e.b, e.l, op.getType(), v);
+}
+
+/// A conversion to fp8 (truncf, sitofp, uitofp): encoded from f32 or f64.
+template <typename Op>
+struct ExpandToFp8 : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op, PatternRewriter &r) const override {
     Type dst = getElementTypeOrSelf(op.getType());
     auto f = fp8Format(dst);
     if (!f)
       return failure();
     Emitter e{r, op.getLoc(), op.getType()};
-    Value in = op.getIn();
-    Type src = getElementTypeOrSelf(in.getType());
-    if (src.isF16() || src.isBF16())
-      in = arith::ExtFOp::create(r, op.getLoc(), e.of(r.getF32Type()), in);
-    else if (!src.isF32() && !src.isF64())
+    Value in = wideSource(e, op);
+    if (!in)
       return op.emitOpError("cannot expand a conversion from ")
-             << src << " to " << dst;
+             << getElementTypeOrSelf(op.getIn().getType()) << " to " << dst;
     r.replaceOp(op, encode(e, *f, in, dst));
     return success();
   }
 };
 
-/// An integer to fp8 directly: arith's canonicalization folds the front
-/// end's integer -> f32 -> fp8 (truncf of sitofp) into one sitofp to fp8.
-/// Through f32 again, then encoded (rounding once, as docs/language.md says).
+/// A conversion from fp8 (extf, fptosi, fptoui): decoded to f32 first.
 template <typename Op>
-struct ExpandIntToFp8 : OpRewritePattern<Op> {
-  using OpRewritePattern<Op>::OpRewritePattern;
-  LogicalResult matchAndRewrite(Op op, PatternRewriter &r) const override {
-    Type dst = getElementTypeOrSelf(op.getType());
-    auto f = fp8Format(dst);
-    if (!f)
-      return failure();
-    Emitter e{r, op.getLoc(), op.getType()};
-    Value wide = Op::create(r, op.getLoc(), e.of(r.getF32Type()), op.getIn());
-    r.replaceOp(op, encode(e, *f, wide, dst));
-    return success();
-  }
-};
-
-/// fp8 to an integer directly (the same folding, the other way): decoded to
-/// f32 (exact), then converted.
-template <typename Op>
-struct ExpandFp8ToInt : OpRewritePattern<Op> {
+struct ExpandFromFp8 : OpRewritePattern<Op> {
   using OpRewritePattern<Op>::OpRewritePattern;
   LogicalResult matchAndRewrite(Op op, PatternRewriter &r) const override {
     auto f = fp8Format(getElementTypeOrSelf(op.getIn().getType()));
     if (!f)
       return failure();
     Emitter e{r, op.getLoc(), op.getType()};
-    Value v = decode(e, *f, op.getIn());
-    r.replaceOpWithNewOp<Op>(op, op.getType(), v);
+    r.replaceOp(op, fromDecoded(e, op, decode(e, *f, op.getIn())));
     return success();
   }
 };
@@ -357,7 +349,8 @@ struct TileExpandFp8Pass
 } // namespace
 
 void kiln::populateExpandFp8Patterns(RewritePatternSet &patterns) {
-  patterns.add<ExpandExtF, ExpandTruncF, ExpandIntToFp8<arith::SIToFPOp>,
-               ExpandIntToFp8<arith::UIToFPOp>, ExpandFp8ToInt<arith::FPToSIOp>,
-               ExpandFp8ToInt<arith::FPToUIOp>>(patterns.getContext());
+  patterns.add<ExpandToFp8<arith::TruncFOp>, ExpandToFp8<arith::SIToFPOp>,
+               ExpandToFp8<arith::UIToFPOp>, ExpandFromFp8<arith::ExtFOp>,
+               ExpandFromFp8<arith::FPToSIOp>, ExpandFromFp8<arith::FPToUIOp>>(
+      patterns.getContext());
 }
