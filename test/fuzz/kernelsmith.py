@@ -319,10 +319,10 @@ class Gen:
         if not (ok(a) and ok(b)):
             return None
         # f32 without tf32 is scalar FMAs on most targets, unrolled: past a
-        # few thousand per thread ptxas and LLVM take minutes (a known
+        # thousand per thread ptxas and LLVM take seconds to minutes (a known
         # limit, docs/testing.md), which is not what this looks for
         if ty == "f32" and not prec and \
-                self.dim(a.shape[0]) * self.dim(b.shape[1]) * k // (32 * self.warps) > 4096:
+                self.dim(a.shape[0]) * self.dim(b.shape[1]) * k // (32 * self.warps) > 1024:
             return None
         if ty == "i8" and (a.frac or b.frac or a.ty in FLOATS and (a.frac or b.frac)):
             return None
@@ -474,10 +474,8 @@ class Gen:
             self.step()
         # the row accumulator takes every [BM] or [BM, BN] value nothing
         # else reads (the sinks: otherwise dead code), as row sums in f32
-        text = "\n".join(l.split("=", 1)[1] for l in self.lines if "=" in l)
-        used = set(re.findall(r"\bv\d+\b", text))
         cand = [v for v in self.vals if v.shape in (("BM",), ("BM", "BN"))]
-        sinks = [v for v in cand if v.name not in used] or [rng.choice(cand)]
+        sinks = self.unread(cand) or [rng.choice(cand)]
         terms, total = [], 0
         for v in sinks[-4:]:
             if v.ty == "bool":
@@ -549,14 +547,21 @@ class Gen:
         self.outputs.append((o, v.ty, ("1", "16")))
         self.zero_init.add(o)
 
+    def unread(self, vals):
+        """The values of `vals` that no statement reads (yet): the ends of
+        the chains, dead code unless stored or summed."""
+        read = set()
+        for line in self.lines:
+            # every name but those assigned (`let v =`, `var v =`, `v = `)
+            read.update(re.findall(r"\bv\d+\b(?!\s*=[^=])", line))
+        return [v for v in vals if v.name not in read]
+
     def store_outputs(self, count, loop=False):
         rng = self.rng
         # the values nothing reads yet, latest first (the deepest chains);
         # then any other
-        text = "\n".join(self.lines)
-        used = set(re.findall(r"\bv\d+\b", "\n".join(l.split("=", 1)[1] for l in self.lines if "=" in l)))
         cands = [v for v in self.vals if v.name != "rm"]
-        sinks = [v for v in reversed(cands) if v.name not in used]
+        sinks = list(reversed(self.unread(cands)))
         rest = [v for v in cands if v not in sinks]
         rng.shuffle(rest)
         chosen = (sinks + rest)[:max(count, min(len(sinks), 5))]
