@@ -35,6 +35,11 @@ using namespace kiln::gpu;
 
 namespace {
 
+/// The bytes a vector access of `vt` moves.
+int32_t vectorBytes(VectorType vt) {
+  return int32_t(vt.getNumElements() * vt.getElementTypeBitWidth() / 8);
+}
+
 /// Byte offsets of KilnEmuThread's fields (emu_abi.h).
 enum ThreadField : int32_t {
   kOps = 0,
@@ -224,8 +229,7 @@ LogicalResult Lowering::lower(Operation *op) {
   } else if (auto load = dyn_cast<GlobalLoadOp>(op)) {
     Value ptr = hostPtr(
         b, loc, accessAddress(b, loc, load.getAddr(), load.getOffset()));
-    int64_t bytes = load.getType().getNumElements() *
-                    load.getType().getElementTypeBitWidth() / 8;
+    int64_t bytes = vectorBytes(load.getType());
     Value v;
     if (checked) {
       // The check only where the mask lets the access through.
@@ -254,8 +258,8 @@ LogicalResult Lowering::lower(Operation *op) {
     Value ptr = hostPtr(
         b, loc, accessAddress(b, loc, store.getAddr(), store.getOffset()));
     if (checked) {
-      auto vt = cast<VectorType>(store.getValue().getType());
-      int64_t bytes = vt.getNumElements() * vt.getElementTypeBitWidth() / 8;
+      int64_t bytes =
+          vectorBytes(cast<VectorType>(store.getValue().getType()));
       Value mask = store.getMask();
       auto ifOp = scf::IfOp::create(
           b, loc, mask ? mask : Value(LLVM::ConstantOp::create(
@@ -278,21 +282,18 @@ LogicalResult Lowering::lower(Operation *op) {
   } else if (auto sl = dyn_cast<SharedLoadOp>(op)) {
     VectorType vt = sl.getType();
     VectorType mem = sharedMemoryType(vt);
-    int32_t bytes =
-        int32_t(mem.getNumElements() * mem.getElementTypeBitWidth() / 8);
     Value p = call(b, loc, kShared, ptrTy,
                    {sharedOffset(b, loc, sl.getBuffer(), sl.getOffset()),
-                    i32(b, loc, bytes), i32(b, loc, 0), where(b, op)});
+                    i32(b, loc, vectorBytes(mem)), i32(b, loc, 0),
+                    where(b, op)});
     sl.replaceAllUsesWith(fromSharedMemory(
         b, loc, LLVM::LoadOp::create(b, loc, mem, p, 1), vt));
   } else if (auto ss = dyn_cast<SharedStoreOp>(op)) {
     Value value = toSharedMemory(b, loc, ss.getValue());
-    auto mem = cast<VectorType>(value.getType());
-    int32_t bytes =
-        int32_t(mem.getNumElements() * mem.getElementTypeBitWidth() / 8);
     Value p = call(b, loc, kShared, ptrTy,
                    {sharedOffset(b, loc, ss.getBuffer(), ss.getOffset()),
-                    i32(b, loc, bytes), i32(b, loc, 1), where(b, op)});
+                    i32(b, loc, vectorBytes(cast<VectorType>(value.getType()))),
+                    i32(b, loc, 1), where(b, op)});
     LLVM::StoreOp::create(b, loc, value, p, 1);
   } else if (auto lm = dyn_cast<SharedLoadMatrixOp>(op)) {
     VectorType vt = lm.getType();

@@ -32,7 +32,6 @@ import os
 import random
 import re
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
@@ -162,7 +161,7 @@ class Gen:
 
     def binary(self, a, b):
         shape = broadcast(a.shape, b.shape)
-        if shape is None or len(shape) == 0 and len(a.shape) + len(b.shape) > 0:
+        if shape is None:
             return None
         if a.ty == "bool" and b.ty == "bool":
             op = self.rng.choice(["&&", "||", "==", "!="])
