@@ -7,6 +7,10 @@
 #   lib/        libkiln_runtime.so.0 (and libkiln_runtime.so, a copy)
 #   bundles/    the e2e bundles, compiled for host, sm_80 and sm_90a
 #   test/e2e/   the GPU lit tests (test/e2e/gpu) and Inputs/npy_ref.py
+#   test/fuzz/kernelsmith.py, kernelsmith.tar.xz
+#               random kernels (fresh seeds that pass on the host and the
+#               emulators here), compiled for sm_80 and sm_90a, with the
+#               host's outputs: replayed on cuda:0 there
 #   tools/      FileCheck (a small one in Python: scripts/gpu-pack/FileCheck.py)
 #   run-gpu-tests.sh, run-lit.py   the runners (scripts/gpu-pack/)
 #   features    the lit features of the bundles (host-backend nvptx-backend)
@@ -18,7 +22,9 @@
 # Fails when a copied binary or library links LLVM, MLIR or clang, when one
 # needs a library that is neither in the pack nor a system one, when a bundle
 # lacks NVIDIA code objects (and the NVIDIA backend is built), or when the
-# pack is over 40 MiB.
+# pack is over 40 MiB. KILN_PACK_KERNELSMITH: how many random kernels to
+# pack (default 100, about four minutes; 0: none). A seed that fails here is reported and left
+# out of the pack (kept in OUT_DIR.kernelsmith-failed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${KILN_BUILD_DIR:-build}
@@ -30,7 +36,7 @@ fail() { echo "gpu-pack.sh: error: $*" >&2; exit 1; }
 scripts/build.sh kiln kiln-run KilnE2ETests
 
 case $OUT in /*|./*|../*) ;; *) OUT=./$OUT ;; esac
-rm -rf "$OUT"
+rm -rf "$OUT" "$OUT.kernelsmith-failed"
 mkdir -p "$OUT"/{bin,lib,bundles,tools,test/e2e/gpu,test/e2e/Inputs}
 cp "$BUILD_DIR/bin/kiln-run" "$BUILD_DIR/bin/KilnE2ETests" "$OUT/bin/"
 # Plain files, no symbolic links (a carried folder keeps files only).
@@ -51,6 +57,34 @@ chmod +x "$OUT/run-gpu-tests.sh" "$OUT/run-lit.py" "$OUT/tools/FileCheck"
 # The lit features of this build's backends (lit.site.cfg.py's kiln_backends).
 backends=$(sed -n 's/^config.kiln_backends = "\(.*\)"$/\1/p' "$BUILD_DIR/test/lit.site.cfg.py")
 for b in ${backends//,/ }; do printf '%s-backend\n' "$b"; done >"$OUT/features"
+
+# Random kernels (test/fuzz/kernelsmith.py, docs/testing.md): checked here on
+# the host and the emulators of sm_80 and sm_90a, then compiled for the GPU.
+KS_SEEDS=${KILN_PACK_KERNELSMITH:-100}
+ks_note="none (KILN_PACK_KERNELSMITH=0)"
+if [ "$KS_SEEDS" -gt 0 ] && grep -qx nvptx-backend "$OUT/features" && grep -qx emu-backend "$OUT/features"; then
+  echo "gpu-pack.sh: kernelsmith: $KS_SEEDS fresh seeds, checked on the emulators, compiled for sm_80 and sm_90a"
+  mkdir -p "$OUT/test/fuzz"
+  cp test/fuzz/kernelsmith.py "$OUT/test/fuzz/"
+  ks_tmp=$(mktemp -d)
+  ks_rc=0
+  python3 test/fuzz/kernelsmith.py --kiln "$BUILD_DIR/bin/kiln" --kiln-run "$BUILD_DIR/bin/kiln-run" \
+    --count "$KS_SEEDS" --targets emu:sm_80,emu:sm_90a --pack "$ks_tmp/kernelsmith" \
+    --pack-targets sm_80,sm_90a | tail -n 25 || ks_rc=$?
+  if [ -d "$ks_tmp/kernelsmith.failed" ]; then
+    rm -rf "$OUT.kernelsmith-failed"
+    mv "$ks_tmp/kernelsmith.failed" "$OUT.kernelsmith-failed"
+    echo "gpu-pack.sh: warning: kernelsmith seeds failed here (not packed; in $OUT.kernelsmith-failed): a compiler bug to fix" >&2
+  elif [ "$ks_rc" -ne 0 ]; then
+    fail "kernelsmith.py --pack failed (exit code $ks_rc)"
+  fi
+  ks_packed=$(find "$ks_tmp/kernelsmith" -name case.json | wc -l)
+  tar -C "$ks_tmp" -cJf "$OUT/kernelsmith.tar.xz" kernelsmith
+  rm -rf "$ks_tmp"
+  ks_note="$ks_packed seeds in kernelsmith.tar.xz"
+elif [ "$KS_SEEDS" -gt 0 ]; then
+  ks_note="none (the build has no NVIDIA or no emulator backend)"
+fi
 
 # Nothing in the pack links LLVM, MLIR or clang, and every library a binary
 # needs is in the pack or the system's. (A sanitizer's runtime,
@@ -91,6 +125,7 @@ dirty=$(git status --porcelain 2>/dev/null | grep -vc '^??' || true)
 {
   echo "Kiln device pack: commit $commit$([ "$dirty" = 0 ] || echo " with $dirty modified files"), built $(date -u +%Y-%m-%dT%H:%MZ) on $(uname -srm)"
   echo "size: $size bytes ($(awk "BEGIN{printf \"%.1f\", $size/1048576}") MiB); features: $(tr '\n' ' ' <"$OUT/features")"
+  echo "random kernels: $ks_note"
   echo
   echo "links (no LLVM, MLIR or clang; NEEDED entries and the newest symbol versions):"
   printf '%s' "$links"
@@ -104,4 +139,4 @@ dirty=$(git status --porcelain 2>/dev/null | grep -vc '^??' || true)
 sed -n '1,/^$/p' "$OUT/MANIFEST"
 printf '%s' "$links"
 echo "gpu-pack.sh: $OUT ready ($(du -sh "$OUT" | cut -f1)). On a GPU machine, from the repository root:"
-echo "  ${OUT#./}/run-gpu-tests.sh [--out DIR] [devices e2e-host e2e traps lit sanitizer]"
+echo "  ${OUT#./}/run-gpu-tests.sh [--out DIR] [devices e2e-host e2e traps lit kernelsmith sanitizer]"

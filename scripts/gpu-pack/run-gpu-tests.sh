@@ -18,9 +18,16 @@
 #   lit        test/e2e/gpu/kiln-run-gpu.test: every example kernel through
 #              kiln-run --device cuda --check, and float64 references;
 #              wgmma-gpu.test: sm_90a's wgmma + TMA shapes (sm_90 only)
+#   kernelsmith  the pack's random kernels (kernelsmith.tar.xz: checked on
+#              the emulators where the pack was built) on cuda:0, their
+#              sm_80 and sm_90a bundles each, every output compared with
+#              the host's bit for bit; at most KILN_KERNELSMITH_GPU_SECONDS
+#              (default 240) of seeds
 #   sanitizer  test/e2e/gpu/sanitizer.test: compute-sanitizer memcheck,
 #              racecheck and synccheck on kiln-run; wgmma-sanitizer.test:
-#              the TMA fast paths (sm_90 only)
+#              the TMA fast paths (sm_90 only); memcheck and racecheck on
+#              the first random kernels (KILN_KERNELSMITH_SANITIZER_SECONDS
+#              each, default 60)
 # Logs, GoogleTest XML and lit temporaries go to DIR (default: the pack's
 # results/). KILN_GPU_STEP_TIMEOUT: seconds per step (default 1800).
 #
@@ -31,7 +38,7 @@
 set -uo pipefail
 PACK=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 OUT=$PACK/results
-ALL_STEPS=(devices e2e-host e2e traps lit sanitizer)
+ALL_STEPS=(devices e2e-host e2e traps lit kernelsmith sanitizer)
 STEPS=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -39,7 +46,7 @@ while [ $# -gt 0 ]; do
            OUT=$2; shift 2 ;;
     --out=*) OUT=${1#--out=}; shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    devices|e2e-host|e2e|traps|lit|sanitizer) STEPS+=("$1"); shift ;;
+    devices|e2e-host|e2e|traps|lit|kernelsmith|sanitizer) STEPS+=("$1"); shift ;;
     *) echo "run-gpu-tests.sh: error: unknown argument '$1' (steps: ${ALL_STEPS[*]}; see --help)" >&2
        exit 2 ;;
   esac
@@ -130,9 +137,37 @@ step_lit() {
     "$PACK/test/e2e/gpu/wgmma-gpu.test"
 }
 
+# kernelsmith_replay NAME SECONDS [kernelsmith.py options]: the pack's random
+# kernels on cuda:0 for at most SECONDS (the seeds' files and outputs in
+# OUT/NAME).
+kernelsmith_replay() {
+  local name=$1 seconds=$2
+  shift 2
+  rm -rf "${OUT:?}/$name"
+  python3 "$PACK/test/fuzz/kernelsmith.py" --replay "$PACK/kernelsmith.tar.xz" --kiln-run "$PACK/bin/kiln-run" \
+    --device cuda:0 --keep "$OUT/$name" --time-limit "$seconds" "$@"
+}
+
+step_kernelsmith() {
+  if [ ! -f "$PACK/kernelsmith.tar.xz" ]; then
+    echo "UNSUPPORTED: the pack has no random kernels (KILN_PACK_KERNELSMITH=0, or a build without the emulator)"
+    return 0
+  fi
+  kernelsmith_replay kernelsmith "${KILN_KERNELSMITH_GPU_SECONDS:-240}"
+}
+
 step_sanitizer() {
+  local bad=0 tool
   python3 "$PACK/run-lit.py" --keep-going --out "$OUT/lit" "$PACK/test/e2e/gpu/sanitizer.test" \
-    "$PACK/test/e2e/gpu/wgmma-sanitizer.test"
+    "$PACK/test/e2e/gpu/wgmma-sanitizer.test" || bad=1
+  if [ -f "$PACK/kernelsmith.tar.xz" ]; then
+    for tool in memcheck racecheck; do
+      echo "== random kernels under compute-sanitizer --tool $tool"
+      kernelsmith_replay "kernelsmith-$tool" "${KILN_KERNELSMITH_SANITIZER_SECONDS:-60}" \
+        --wrapper "$SANITIZER --tool $tool --error-exitcode 1" || bad=1
+    done
+  fi
+  return $bad
 }
 
 # first_failures LOG: "Suite.Test: message" for the first failure of each
@@ -150,7 +185,7 @@ first_failures() {
 }
 
 # The steps run under `timeout`, in a bash of their own.
-export -f step_devices step_e2e_host step_e2e step_traps step_lit step_sanitizer
+export -f step_devices step_e2e_host step_e2e step_traps step_lit step_kernelsmith step_sanitizer kernelsmith_replay
 export PACK OUT E2E SANITIZER
 for step in "${STEPS[@]}"; do
   echo
@@ -196,7 +231,7 @@ echo
 echo "=== summary (${CUDA:-no CUDA device}; logs in $OUT)"
 failed=0
 for i in "${!NAMES[@]}"; do
-  printf '%-10s %-8s %5ss  %s\n' "${NAMES[$i]}" "${VERDICTS[$i]}" "${SECONDS_TAKEN[$i]}" "${NOTES[$i]}"
+  printf '%-12s %-8s %5ss  %s\n' "${NAMES[$i]}" "${VERDICTS[$i]}" "${SECONDS_TAKEN[$i]}" "${NOTES[$i]}"
   [ "${VERDICTS[$i]}" != FAIL ] || failed=1
 done
 if [ $failed -ne 0 ]; then

@@ -18,8 +18,15 @@ is then the same in any order of summation or product accumulation, so a
 difference between the host and a GPU image is a compiler bug, not
 rounding.
 
-  kernelsmith.py [--seeds A:B | --seed N ...] [--targets emu:sm_80,...]
+  kernelsmith.py [--seeds A:B | --seed N ... | --count N] [--targets emu:sm_80,...]
                  [--keep DIR] [--time-limit S] [-v]
+  kernelsmith.py ... --pack DIR [--pack-targets sm_80,sm_90a]
+  kernelsmith.py --replay DIR|DIR.tar.xz [--device cuda:0] [--kiln-run PATH]
+                 [--wrapper CMD] [--time-limit S] [--keep DIR] [-v]
+
+--pack keeps the seeds that pass in DIR with a bundle per packed target
+and the host's outputs; --replay runs them where there is no compiler
+(the GPU side of the device pack) and compares bit for bit.
 
 For each seed: the kernel (DIR/<seed>/k.tile), its inputs, every target's
 outputs. A failing seed prints what failed (compile crash, internal error,
@@ -28,12 +35,14 @@ A compile error that is a user error means a generator bug: reported too.
 The seed fully determines the kernel, the const params and the inputs.
 """
 import argparse
+import json
 import os
 import random
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 
@@ -210,15 +219,12 @@ class Gen:
         return self.emit("%s %s %s" % (a.name, op, b.name), ty, shape, bound, frac)
 
     def reduce(self, a):
-        if len(a.shape) != 2 or "1" in a.shape:
-            if len(a.shape) == 1 and a.shape[0] != "1":
-                axis = 0
-            else:
-                return None
-        else:
-            axis = self.rng.choice([0, 1, -1])
+        axes = [i for i, d in enumerate(a.shape) if d != "1"]
+        if not axes:
+            return None
+        axis = self.rng.choice(axes)
         length = self.dim(a.shape[axis])
-        keep = len(a.shape) == 2 and self.rng.random() < 0.4
+        keep = len(a.shape) >= 2 and self.rng.random() < 0.4
         out = list(a.shape)
         if keep:
             out[axis] = "1"
@@ -226,6 +232,8 @@ class Gen:
             del out[axis]
         out = tuple(out)
         kd = ", keepdims = true" if keep else ""
+        if len(a.shape) >= 2 and axis == len(a.shape) - 1 and self.rng.random() < 0.3:
+            axis = -1  # the last axis, by its negative index
         if a.ty == "bool":
             fn = self.rng.choice(["sum", "max", "min"])
             return self.emit("%s(%s, %d%s)" % (fn, a.name, axis, kd), "i32", out, length)
@@ -248,9 +256,11 @@ class Gen:
                 bound <<= 1
             return self.emit("xor_sum(%s, %d%s)" % (a.name, axis, kd), "i32", out, bound)
         if r < 0.9:
-            # a product of signs: exact in any order
+            # a product of signs: exact in any order; as a scan sometimes
             sign = self.emit("where(%s > %s, %s, %s)" % (a.name, self.lit(a.ty, 0), self.lit(a.ty, 1),
                                                            self.lit(a.ty, -1)), a.ty, a.shape, 1, keep=False)
+            if self.rng.random() < 0.3:
+                return self.emit("cumprod(%s, %d)" % (sign.name, axis), rty, a.shape, 1)
             return self.emit("prod(%s, %d%s)" % (sign.name, axis, kd), rty, out, 1)
         # inclusive scan: the input's shape
         bound = a.bound * length
@@ -259,6 +269,24 @@ class Gen:
         return self.emit("cumsum(%s, %d)" % (a.name, axis), rty, a.shape, bound, a.frac)
 
     def reshape(self, a):
+        if len(a.shape) == 3:
+            if self.rng.random() < 0.5:
+                perm = self.rng.choice([[0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]])
+                return self.emit("permute(%s, [%s])" % (a.name, ", ".join(map(str, perm))), a.ty,
+                                 tuple(a.shape[i] for i in perm), a.bound, a.frac)
+            return self.merge(a)
+        if len(a.shape) == 2 and self.rng.random() < 0.3:
+            # rank 3: one dimension split in two
+            axis = self.rng.choice([0, 1])
+            n = self.dim(a.shape[axis])
+            if n < 2:
+                return None
+            f = self.rng.choice([f for f in (2, 4, n // 2) if 2 <= f <= n // 2] or [n])
+            parts = [self.canon(f), self.canon(n // f)]
+            if self.rng.random() < 0.5:
+                parts.reverse()
+            shape = tuple(a.shape[:axis]) + tuple(parts) + tuple(a.shape[axis + 1:])
+            return self.emit("reshape(%s, [%s])" % (a.name, ", ".join(shape)), a.ty, shape, a.bound, a.frac)
         if len(a.shape) == 1 and a.shape[0] != "1":
             which = self.rng.random()
             if which < 0.5:
@@ -284,17 +312,29 @@ class Gen:
                              a.ty, (self.other(a.shape[1]), a.shape[1]), a.bound, a.frac)
         return None
 
+    def merge(self, a, keep=True):
+        """A rank-3 value as rank 2: two neighbouring dimensions merged."""
+        d = [self.dim(x) for x in a.shape]
+        if self.rng.random() < 0.5:
+            shape = (self.canon(d[0] * d[1]), a.shape[2])
+        else:
+            shape = (a.shape[0], self.canon(d[1] * d[2]))
+        return self.emit("reshape(%s, [%s])" % (a.name, ", ".join(shape)), a.ty, shape, a.bound, a.frac,
+                         keep=keep)
+
     def other(self, d):
         return {"BM": "BN", "BN": "BM"}.get(d, "BM")
 
     def dot(self):
         # a [X, Y] and b [Y, Z] among the values, operand types as dot wants
         pairs = []
+        # 2-d tiles, every dimension at least 16 (the matrix units' smallest)
+        ok2 = lambda v: len(v.shape) == 2 and v.ty != "bool" and min(map(self.dim, v.shape)) >= 16
         for a in self.vals:
-            if len(a.shape) != 2 or "1" in a.shape or a.ty == "bool":
+            if not ok2(a):
                 continue
             for b in self.vals:
-                if len(b.shape) != 2 or "1" in b.shape or b.ty == "bool" or b.shape[0] != a.shape[1]:
+                if not ok2(b) or b.shape[0] != a.shape[1]:
                     continue
                 pairs.append((a, b))
         if not pairs:
@@ -348,7 +388,8 @@ class Gen:
 
     def step(self):
         r = self.rng.random()
-        a = self.pick()
+        # rank-3 values are few: taken more often than their share
+        a = (self.rng.random() < 0.3 and self.pick(lambda v: len(v.shape) == 3)) or self.pick()
         if self.dots_ok and self.rng.random() < 0.15:
             return self.dot()
         if r < 0.25:
@@ -388,7 +429,11 @@ class Gen:
         return v
 
     def dim(self, d):
-        return int(d) if d.isdigit() else self.consts[d]
+        return evaluate_dim(d, self.consts)
+
+    def canon(self, n):
+        """A dimension of n elements, by name where BM or BN has that size."""
+        return "BM" if n == self.consts["BM"] else "BN" if n == self.consts["BN"] else str(n)
 
     # -- the kernel -----------------------------------------------------
     def load_input(self, i, ty, mode):
@@ -396,9 +441,19 @@ class Gen:
         p = "x%d" % i
         self.params.append("%s: *%s" % (p, ty))
         self.inputs.append((p, ty, ("M", "N")))
-        if mode == "view" or mode == "view-loop":
-            col = "kb" if mode == "view-loop" else "pid1 * BN"
+        col = "kb" if mode.endswith("-loop") else "pid1 * BN"
+        if mode in ("view", "view-loop"):
             self.lines.append("    let X%d = view(%s, [M, N], [N, 1]);" % (i, p))
+            return self.emit("load(X%d, [pid0 * BM, %s], [BM, BN])" % (i, col), ty, ("BM", "BN"),
+                             self.data_bound)
+        if mode in ("view-t", "view-t-loop"):
+            # the matrix transposed: rows one element apart, columns N
+            self.lines.append("    let X%d = view(%s, [N, M], [1, N]);" % (i, p))
+            return self.emit("load(X%d, [%s, pid0 * BM], [BN, BM])" % (i, col), ty, ("BN", "BM"),
+                             self.data_bound)
+        if mode == "view-s2":
+            # every other row
+            self.lines.append("    let X%d = view(%s, [(M + 1) / 2, N], [2 * N, 1]);" % (i, p))
             return self.emit("load(X%d, [pid0 * BM, %s], [BM, BN])" % (i, col), ty, ("BM", "BN"),
                              self.data_bound)
         other = self.rng.choice([0, 0, 0, 1, -2])
@@ -417,6 +472,7 @@ class Gen:
         warps = rng.choice([1, 2, 4, 4, 8])
         self.warps = warps
         self.loop = rng.random() < 0.35
+        self.stages = None
         self.params, self.inputs, self.outputs = [], [], []
         self.zero_init = set()
         nin = rng.randint(1, 3)
@@ -440,7 +496,7 @@ class Gen:
                        "    let rn = pid1 * BN + arange(0, BN);",
                        "    let inb = (rm < M)[:, None] && (rn < N)[None, :];"]
         for i, ty in enumerate(tys):
-            self.load_input(i, ty, rng.choice(["ptr", "ptr", "view"]))
+            self.load_input(i, ty, rng.choice(["ptr", "ptr", "ptr", "view", "view", "view-t", "view-s2"]))
         self.vals.append(Val("rm", "i32", ("BM",), 1 << 12))
         self.vals.append(Val("pid0", "i32", (), 64))
         if rng.random() < 0.3:
@@ -459,29 +515,43 @@ class Gen:
         # carried: a row accumulator and, with dots, a product accumulator
         self.lines.append("    var acc_r = zeros<f32>([BM]);")
         use_dot = self.dots_ok and rng.random() < 0.6
+        chain = False
         if use_dot:
             self.params.append("w: *f16")
             self.inputs.append(("w", "f16", ("N", "16")))
             self.lines.append("    var acc_d = zeros<f32>([BM, 16]);")
+            chain = rng.random() < 0.4
+            if chain:
+                self.params.append("w2: *f16")
+                self.inputs.append(("w2", "f16", ("16", "16")))
+                self.lines.append("    let w2t = load(w2 + arange(0, 16)[:, None] * 16 + arange(0, 16)[None, :]);")
+                self.lines.append("    var acc_e = zeros<f32>([BM, 16]);")
+        # pipelining depth of the loop's loads (deeper ones for the smaller
+        # tiles: a stage of 128x64 f32 tiles is 32 KiB per input)
+        self.stages = rng.choice([1, 2, 2, 3, 4] if self.consts["BM"] * self.consts["BN"] <= 2048 else [1, 2, 2])
         self.lines.append("    for kb in range(0, N, BN) {")
         self.lines.append("    let rn = kb + arange(0, BN);")
         self.lines.append("    let inb = (rm < M)[:, None] && (rn < N)[None, :];")
         for i, ty in enumerate(tys):
-            self.load_input(i, ty, rng.choice(["ptr", "view-loop"]))
+            # x0 is a [BM, BN] tile (the product's operand), the others may
+            # come transposed
+            modes = ["ptr", "ptr", "view-loop", "view-loop"] + (["view-t-loop"] if i else [])
+            self.load_input(i, ty, rng.choice(modes))
         self.vals.append(Val("rm", "i32", ("BM",), 1 << 12))
         for _ in range(rng.randint(3, 12)):
             self.step()
-        # the row accumulator takes every [BM] or [BM, BN] value nothing
-        # else reads (the sinks: otherwise dead code), as row sums in f32
-        cand = [v for v in self.vals if v.shape in (("BM",), ("BM", "BN"))]
+        # the row accumulator takes every value of BM rows nothing else
+        # reads (the sinks: otherwise dead code), as row sums in f32
+        cand = [v for v in self.vals if v.shape and v.shape[0] == "BM"]
         sinks = self.unread(cand) or [rng.choice(cand)]
         terms, total = [], 0
         for v in sinks[-4:]:
             if v.ty == "bool":
                 v = self.emit("cast<i32>(%s)" % v.name, "i32", v.shape, 1, keep=False)
-            if v.shape == ("BM", "BN"):
-                v = self.emit("sum(%s, 1)" % v.name, "i32" if v.ty == "i32" else "f32", ("BM",),
-                              v.bound * self.consts["BN"], v.frac, keep=False)
+            while len(v.shape) > 1:
+                n = self.dim(v.shape[-1])
+                v = self.emit("sum(%s, %d)" % (v.name, len(v.shape) - 1), "i32" if v.ty == "i32" else "f32",
+                              v.shape[:-1], v.bound * n, v.frac, keep=False)
             if v.ty != "f32":
                 v = self.emit("cast<f32>(%s)" % v.name, "f32", v.shape, v.bound, v.frac, keep=False)
             # at most 4 blocks of N (the input sizes stay below 4 * BN)
@@ -496,6 +566,7 @@ class Gen:
         if use_dot:
             a = rng.choice([v for v in self.vals if v.shape == ("BM", "BN")])
             op = a.name if a.ty == "f16" else "cast<f16>(%s)" % a.name
+            op_bound = a.bound if a.ty != "bool" and a.fits("f16") and a.frac == 0 else 1
             if not a.fits("f16"):
                 op = "cast<f16>(where(%s > %s, %s, %s))" % (a.name, self.lit(a.ty, 0) if a.ty != "bool" else "false",
                                                            "1.0" if a.ty != "i32" else "1", "0.0" if a.ty != "i32" else "0")
@@ -511,10 +582,18 @@ class Gen:
             else:
                 self.lines.append("    let wt = load(view(w, [N, 16], [16, 1]), [kb, 0], [BN, 16]);")
             self.lines.append("    acc_d = dot(%s, wt, acc_d);" % op)
+            # a second product of the first's result, as attention's P V
+            if chain and op_bound * 2 * self.consts["BN"] <= EXACT["f16"]:
+                self.lines.append("    let pd = dot(%s, wt);" % op)
+                self.lines.append("    acc_e = dot(cast<f16>(pd), w2t, acc_e);")
+            elif chain:
+                self.lines.append("    acc_e += acc_d;")
         self.lines.append("    }")
         self.vals = [Val("acc_r", "f32", ("BM",), self.acc_bound, 1)]
         if use_dot:
             self.vals.append(Val("acc_d", "f32", ("BM", "16"), 1 << 20, 1))
+            if chain:
+                self.vals.append(Val("acc_e", "f32", ("BM", "16"), 1 << 22, 1))
         for _ in range(rng.randint(0, 3)):
             self.step()
         self.store_outputs(rng.randint(1, 2), loop=True)
@@ -566,6 +645,8 @@ class Gen:
         chosen = (sinks + rest)[:max(count, min(len(sinks), 5))]
         for j, v in enumerate(chosen):
             o = "out%d" % j
+            if len(v.shape) == 3:
+                v = self.merge(v, keep=False)
             ty = "i32" if v.ty == "bool" else v.ty
             val = "cast<i32>(%s)" % v.name if v.ty == "bool" else v.name
             self.params.append("%s: *%s" % (o, ty))
@@ -604,33 +685,39 @@ def run(cmd, timeout):
 
 
 def evaluate_dim(expr, env):
-    v = 1
-    for part in expr.split("*"):
-        v *= env[part] if part in env else int(part)
+    """A symbolic dimension's value: names of env and integers joined by *
+    and / (left to right; the divisions are exact)."""
+    v, op = None, "*"
+    for t in re.findall(r"[A-Za-z_]\w*|\d+|[*/]", expr):
+        if t in "*/":
+            op = t
+            continue
+        x = env[t] if t in env else int(t)
+        v = x if v is None else v * x if op == "*" else v // x
     return v
 
 
-def one(seed, args, kiln, kiln_run, workdir):
-    g = Gen(seed)
-    src = g.generate()
-    d = os.path.join(workdir, str(seed))
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "k.tile"), "w") as f:
-        f.write(src)
-    bundle = os.path.join(d, "k.kpack")
-    targets = ",".join(["host"] + args.targets)
-    cmd = [kiln, "compile", os.path.join(d, "k.tile"), "--targets=" + targets, "-D", "BM=%d" % g.consts["BM"],
-           "-D", "BN=%d" % g.consts["BN"], "-D", "warps=%d" % g.warps, "-o", bundle]
+def compile_seed(g, d, targets, kiln, bundle):
+    """Compiles the seed's kernel (d/k.tile) for `targets` into `bundle`:
+    None, or (kind of failure, message)."""
+    cmd = [kiln, "compile", os.path.join(d, "k.tile"), "--targets=" + ",".join(targets), "-D",
+           "BM=%d" % g.consts["BM"], "-D", "BN=%d" % g.consts["BN"], "-D", "warps=%d" % g.warps,
+           "-o", bundle] + (["-D", "stages=%d" % g.stages] if g.stages else [])
     rc, out = run(cmd, 600)
-    if rc != 0:
-        kind = {"timeout": "compile timeout (600 s)"}.get(rc) or \
-            ("compile crash" if rc < 0 else "compile error")
-        internal = re.search(r"' op |LLVM ERROR|failed to legalize|internal|Assertion", out)
-        if kind == "compile error" and not internal:
-            kind = "compile error (a generator bug, or a wrong diagnostic)"
-        elif kind == "compile error":
-            kind = "internal compiler error"
-        return kind, out.strip()[-3000:], d
+    if rc == 0:
+        return None
+    kind = {"timeout": "compile timeout (600 s)"}.get(rc) or ("compile crash" if rc < 0 else "compile error")
+    internal = re.search(r"' op |LLVM ERROR|failed to legalize|internal|Assertion", out)
+    if kind == "compile error" and not internal:
+        kind = "compile error (a generator bug, or a wrong diagnostic)"
+    elif kind == "compile error":
+        kind = "internal compiler error"
+    return kind, out.strip()[-3000:]
+
+
+def write_inputs(seed, g, d):
+    """Writes the seed's inputs and poisoned outputs into d: the kernel's
+    arguments (NAME=FILE relative to d, NAME=VALUE) and the sizes."""
     rng = random.Random(seed * 7919 + 1)
     bm, bn = g.consts["BM"], g.consts["BN"]
     # sizes: ragged, or whole multiples of 16 (the fast paths)
@@ -651,73 +738,197 @@ def one(seed, args, kiln, kiln_run, workdir):
         count = dims[0] * dims[1]
         if ty == "i32":
             vals = [rng.randint(-g.data_bound, g.data_bound) for _ in range(count)]
-        elif name == "w":
+        elif name.startswith("w"):
             vals = [float(rng.randint(-2, 2)) for _ in range(count)]
         else:
             vals = [float(rng.randint(-g.data_bound, g.data_bound)) for _ in range(count)]
         write_npy(os.path.join(d, name + ".npy"), npy_descr(ty), dims, vals)
-        argv.append("%s=%s" % (name, os.path.join(d, name + ".npy")))
+        argv.append("%s=%s.npy" % (name, name))
     for name, ty, shape in g.outputs:
         dims = [evaluate_dim(s, env) for s in shape]
         poison = [-12345 if ty == "i32" else float("nan")] * (dims[0] * dims[1])
         if name in g.zero_init:
             poison = [0 if ty == "i32" else 0.0] * (dims[0] * dims[1])
         write_npy(os.path.join(d, name + ".npy"), npy_descr(ty), dims, poison)
-        argv.append("%s=%s" % (name, os.path.join(d, name + ".npy")))
+        argv.append("%s=%s.npy" % (name, name))
     argv += ["M=%d" % M, "N=%d" % N, "GN=%d" % GN, "s0=%d" % rng.randint(-3, 3),
              "s1=%d.0" % rng.randint(-3, 3)]
+    outputs = [(name, ty, evaluate_dim(shape[1], env)) for name, ty, shape in g.outputs]
+    return argv, outputs, "M=%d N=%d" % (M, N)
+
+
+def run_image(kiln_run, bundle, dev, d, argv, outputs, od, wrapper=()):
+    """Runs the bundle's kernel on `dev` with the seed's arguments (files
+    relative to d), outputs into od: ({output: values}, None) or
+    (None, (kind of failure, message))."""
+    os.makedirs(od, exist_ok=True)
+    args = [a if not a.endswith(".npy") else "%s=%s" % (a.split("=")[0], os.path.join(d, a.split("=", 1)[1]))
+            for a in argv]
+    rc, out = run(list(wrapper) + [kiln_run, bundle, "--kernel", "k", "--device", dev, "--out-dir", od] + args,
+                  600)
+    if rc != 0:
+        return None, ("run failure on %s" % dev, ("rc %s\n" % rc) + out.strip()[-3000:])
+    return {name: read_npy(os.path.join(od, name + ".npy"))[2] for name, _, _ in outputs}, None
+
+
+def compare(ref, got, outputs, dev):
+    """None when every output of `got` equals the host's `ref` bit for bit
+    (NaN equals NaN), else (kind of failure, message)."""
+    for name, ty, cols in outputs:
+        a, b = ref[name], got[name]
+        bad = [i for i, (x, y) in enumerate(zip(a, b)) if not (x == y or x != x and y != y)]
+        if bad or len(a) != len(b):
+            msg = "%s: %d of %d elements differ from the host's; first: %s" % (
+                name, len(bad), len(a), ", ".join("[%d, %d] host %r %s %r" % (i // cols, i % cols, a[i], dev, b[i])
+                                                 for i in bad[:4]))
+            return "mismatch on %s" % dev, msg
+        if any(x != x for x in a) and ty != "i32":
+            return "host left NaN", "%s holds NaN (poison not overwritten?)" % name
+    return None
+
+
+def one(seed, args, workdir):
+    """Generates, compiles and runs one seed on the host and args.targets:
+    (None or the kind of failure, message, the seed's folder)."""
+    g = Gen(seed)
+    src = g.generate()
+    d = os.path.join(workdir, str(seed))
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "k.tile"), "w") as f:
+        f.write(src)
+    bundle = os.path.join(d, "k.kpack")
+    fail = compile_seed(g, d, ["host"] + args.targets, args.kiln, bundle)
+    if fail:
+        return fail + (d,)
+    argv, outputs, sizes = write_inputs(seed, g, d)
     results = {}
     for dev in ["host"] + args.targets:
         od = os.path.join(d, "out-" + dev.replace(":", "_"))
-        os.makedirs(od, exist_ok=True)
-        rc, out = run([kiln_run, bundle, "--kernel", "k", "--device", dev, "--out-dir", od] + argv, 600)
-        if rc != 0:
-            return "run failure on %s" % dev, ("rc %s\n" % rc) + out.strip()[-3000:], d
-        results[dev] = {name: read_npy(os.path.join(od, name + ".npy"))[2] for name, _, _ in g.outputs}
-    ref = results["host"]
-    for dev in args.targets:
-        for name, ty, shape in g.outputs:
-            a, b = ref[name], results[dev][name]
-            bad = [i for i, (x, y) in enumerate(zip(a, b)) if not (x == y or x != x and y != y)]
-            if bad:
-                cols = evaluate_dim(shape[1], env)
-                msg = "%s: %d of %d elements differ from the host's; first: %s" % (
-                    name, len(bad), len(a), ", ".join("[%d, %d] host %r %s %r" % (i // cols, i % cols, a[i], dev, b[i])
-                                                     for i in bad[:4]))
-                return "mismatch on %s" % dev, msg, d
-            if any(x != x for x in a) and ty != "i32":
-                return "host left NaN", "%s holds NaN (poison not overwritten?)" % name, d
-    return None, "M=%d N=%d" % (M, N), d
+        results[dev], fail = run_image(args.kiln_run, bundle, dev, d, argv, outputs, od)
+        if fail:
+            return fail + (d,)
+        if dev != "host":
+            fail = compare(results["host"], results[dev], outputs, dev)
+            if fail:
+                return fail + (d,)
+    if args.pack:
+        # the images for the GPU, one bundle per target (a device runs the
+        # best image of a bundle: one each, so that every target's code runs)
+        case = {"seed": seed, "argv": argv, "outputs": outputs, "sizes": sizes, "bundles": {}}
+        for t in args.pack_targets:
+            name = "k-%s.kpack" % t.replace(":", "_")
+            fail = compile_seed(g, d, [t], args.kiln, os.path.join(d, name))
+            if fail:
+                return fail + (d,)
+            case["bundles"][t] = name
+        # the host's outputs are the reference; the emulators' and the
+        # bundle they ran are not needed any more
+        os.rename(os.path.join(d, "out-host"), os.path.join(d, "expected"))
+        for dev in args.targets:
+            shutil.rmtree(os.path.join(d, "out-" + dev.replace(":", "_")), ignore_errors=True)
+        os.remove(bundle)
+        with open(os.path.join(d, "case.json"), "w") as f:
+            json.dump(case, f, indent=1)
+    return None, sizes, d
+
+
+def replay(args):
+    """Runs every packed seed's bundles on args.device and compares with
+    the host's outputs recorded when the pack was made."""
+    outdir = args.keep or tempfile.mkdtemp(prefix="kernelsmith-replay-")
+    root = args.replay
+    if os.path.isfile(root):
+        # a pack as gpu-pack.sh writes it: kernelsmith.tar.xz
+        with tarfile.open(root) as tar:
+            if hasattr(tarfile, "data_filter"):
+                tar.extractall(os.path.join(outdir, "packed"), filter="data")
+            else:
+                tar.extractall(os.path.join(outdir, "packed"))
+        root = os.path.join(outdir, "packed")
+        top = os.listdir(root)
+        if len(top) == 1 and os.path.isdir(os.path.join(root, top[0])):
+            root = os.path.join(root, top[0])
+    cases = sorted(int(s) for s in os.listdir(root) if os.path.isfile(os.path.join(root, s, "case.json"))) \
+        if os.path.isdir(root) else []
+    if not cases:
+        print("kernelsmith: error: no packed seeds (*/case.json) in %s" % args.replay)
+        return 2
+    wrapper = args.wrapper.split() if args.wrapper else ()
+    failures, count, images = [], 0, 0
+    start = time.time()
+    for seed in cases:
+        if args.time_limit and time.time() - start > args.time_limit:
+            break
+        d = os.path.join(root, str(seed))
+        with open(os.path.join(d, "case.json")) as f:
+            case = json.load(f)
+        outputs = [tuple(o) for o in case["outputs"]]
+        ref = {name: read_npy(os.path.join(d, "expected", name + ".npy"))[2] for name, _, _ in outputs}
+        count += 1
+        for target, bundle in sorted(case["bundles"].items()):
+            images += 1
+            # --device emu: each emulator's bundle on that emulator
+            dev = target if args.device == "emu" else args.device
+            od = os.path.join(outdir, str(seed), "out-" + target.replace(":", "_"))
+            got, fail = run_image(args.kiln_run, os.path.join(d, bundle), dev, d, case["argv"],
+                                  outputs, od, wrapper)
+            fail = fail or compare(ref, got, outputs, "%s (%s image)" % (dev, target))
+            if fail:
+                failures.append("%d/%s" % (seed, target))
+                print("seed %d, %s image: %s (%s)\n  %s" % (seed, target, fail[0], d,
+                                                          fail[1].replace("\n", "\n  ")), flush=True)
+            elif args.v:
+                print("seed %d, %s image: ok (%s)" % (seed, target, case["sizes"]), flush=True)
+    print("kernelsmith: %d packed seeds replayed on %s (%d bundles), %d failed%s"
+          % (count, args.device, images, len(failures), ": " + " ".join(failures) if failures else ""))
+    if not args.keep and not failures:
+        shutil.rmtree(outdir, ignore_errors=True)
+    return 1 if failures else 0
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seeds", default=None, help="A:B, the seeds A to B-1")
     ap.add_argument("--seed", type=int, action="append", default=[])
+    ap.add_argument("--count", type=int, default=None, help="this many fresh seeds")
     ap.add_argument("--targets", default=",".join(DEFAULT_TARGETS))
     ap.add_argument("--kiln", default=os.path.join(ROOT, "build", "bin", "kiln"))
     ap.add_argument("--kiln-run", default=os.path.join(ROOT, "build", "bin", "kiln-run"))
     ap.add_argument("--keep", default=None, help="keep every seed's files under this folder")
     ap.add_argument("--time-limit", type=float, default=None, help="stop starting seeds after S seconds")
     ap.add_argument("--print", action="store_true", help="print the kernels of the seeds and exit")
+    ap.add_argument("--pack", default=None, metavar="DIR",
+                    help="keep the seeds that pass in DIR, with bundles for --pack-targets and the "
+                         "host's outputs, for --replay on a machine without the compiler")
+    ap.add_argument("--pack-targets", default="sm_80,sm_90a")
+    ap.add_argument("--replay", default=None, metavar="DIR",
+                    help="run the seeds packed in DIR on --device and compare with the host's outputs")
+    ap.add_argument("--device", default="cuda:0",
+                    help="the device of --replay (emu: each emulator's bundle on that emulator)")
+    ap.add_argument("--wrapper", default=None,
+                    help="--replay: a command line to run kiln-run under (compute-sanitizer --tool racecheck)")
     ap.add_argument("-v", action="store_true")
     args = ap.parse_args()
+    if args.replay:
+        return replay(args)
     args.targets = [t for t in args.targets.split(",") if t]
+    args.pack_targets = [t for t in args.pack_targets.split(",") if t]
     seeds = list(args.seed)
     if args.seeds:
         a, b = args.seeds.split(":")
         seeds += list(range(int(a), int(b)))
-    fresh = not seeds
-    if fresh:
-        # fresh seeds: one, or as many as the time limit allows
+    if not seeds:
+        # fresh seeds: one, --count, or as many as the time limit allows
         sysrand = random.SystemRandom()
-        seeds = (sysrand.randrange(1 << 30) for _ in iter(int, 1)) if args.time_limit \
-            else [sysrand.randrange(1 << 30)]
+        n = args.count or (None if args.time_limit else 1)
+        seeds = [sysrand.randrange(1 << 30) for _ in range(n)] if n else \
+            (sysrand.randrange(1 << 30) for _ in iter(int, 1))
     if args.print:
         for s in seeds:
             print("// seed %d\n%s" % (s, Gen(s).generate()))
         return 0
-    workdir = args.keep or tempfile.mkdtemp(prefix="kernelsmith-")
+    workdir = args.pack or args.keep or tempfile.mkdtemp(prefix="kernelsmith-")
+    os.makedirs(workdir, exist_ok=True)
     failures = []
     start = time.time()
     count = 0
@@ -725,18 +936,28 @@ def main():
         if args.time_limit and time.time() - start > args.time_limit:
             break
         count += 1
-        kind, msg, d = one(s, args, args.kiln, args.kiln_run, workdir)
+        kind, msg, d = one(s, args, workdir)
         if kind:
             failures.append(s)
+            if args.pack:
+                # out of the pack, next to it
+                dest = os.path.join(args.pack.rstrip("/") + ".failed", str(s))
+                shutil.rmtree(dest, ignore_errors=True)
+                os.makedirs(os.path.dirname(dest), exist_ok=True)
+                shutil.move(d, dest)
+                d = dest
             print("seed %d: %s (%s)\n  %s" % (s, kind, d, msg.replace("\n", "\n  ")), flush=True)
         else:
             if args.v:
                 print("seed %d: ok (%s)" % (s, msg), flush=True)
-            if not args.keep:
+            if not args.keep and not args.pack:
                 shutil.rmtree(d, ignore_errors=True)
     print("kernelsmith: %d seeds, %d failed%s" % (count, len(failures),
                                                   ": " + " ".join(map(str, failures)) if failures else ""))
-    if not args.keep and not failures:
+    if args.pack:
+        print("kernelsmith: %d seeds packed in %s for %s" % (count - len(failures), args.pack,
+                                                              ", ".join(args.pack_targets)))
+    elif not args.keep and not failures:
         shutil.rmtree(workdir, ignore_errors=True)
     return 1 if failures else 0
 
