@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/emu/EmuPasses.h"
+#include "codegen/host/HostPasses.h"
 
 #include "compiler/Dialect/KilnDialect.h"
 #include "compiler/GPU/IR/KilnGPUDialect.h"
@@ -521,6 +522,7 @@ struct ConvertKilnGPUToEmuPass
       // bf16 conversions and ceildiv/floordiv expanded; maximumf/minimumf
       // stay, for LLVM's maximum/minimum (signed zeros ordered).
       RewritePatternSet patterns(ctx);
+      kiln::populateTruncF64ToHalfPatterns(patterns);
       arith::populateExpandBFloat16Patterns(patterns);
       arith::populateCeilFloorDivExpandOpsPatterns(patterns);
       if (failed(applyPatternsGreedily(module, std::move(patterns))))

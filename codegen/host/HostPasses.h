@@ -11,6 +11,7 @@
 namespace mlir {
 class DialectRegistry;
 class OpPassManager;
+class RewritePatternSet;
 } // namespace mlir
 
 namespace kiln {
@@ -25,6 +26,12 @@ namespace kiln {
 /// linalg, memref, bufferization; bufferization models of the upstream
 /// dialects; translation to LLVM IR).
 void registerHostDialects(mlir::DialectRegistry &registry);
+
+/// arith.truncf from f64 to f16 or bf16 (scalars or vectors) as a
+/// conversion to f32 rounded to odd, then to the narrow type: one rounding
+/// to nearest even (kiln-host-legalize-floats uses them; so does the
+/// emulator backend, whose x86 code has no f64 -> bf16 conversion either).
+void populateTruncF64ToHalfPatterns(mlir::RewritePatternSet &patterns);
 
 /// Registers convert-tile-to-host and the upstream passes the pipeline uses.
 void registerHostPipelinePasses();

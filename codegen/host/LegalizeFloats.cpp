@@ -16,7 +16,14 @@
 //               float addition that rounds at the right bit; normal values
 //               round to nearest even by adding 0xfff + the kept LSB.
 //
-// 2. maximumf/minimumf as LLVM's maximum/minimum intrinsics (upstream
+// 2. f64 -> f16/bf16 conversions rounded once: through f32 rounded to odd
+//    (truncated, its last bit set when inexact), which f32 -> f16/bf16 then
+//    rounds to nearest even exactly as a direct conversion would (f32 keeps
+//    more than two extra bits). Round to nearest even twice would be wrong
+//    near the narrow type's ties, and LLVM would call libgcc's missing
+//    __truncdfbf2. Also used by the emulator backend.
+//
+// 3. maximumf/minimumf as LLVM's maximum/minimum intrinsics (upstream
 //    arith-expand's compare-and-select form gets signed zeros wrong).
 //
 // The second pass of this file, kiln-host-half-as-i16, retypes the f16/bf16
@@ -42,6 +49,58 @@ namespace {
 
 Value i32c(OpBuilder &b, Location l, uint32_t v) {
   return arith::ConstantOp::create(b, l, b.getI32IntegerAttr(int32_t(v)));
+}
+
+/// `type` (a scalar or a vector type) with element type `elem`.
+Type withElement(Type type, Type elem) {
+  if (auto v = dyn_cast<VectorType>(type))
+    return v.clone(elem);
+  return elem;
+}
+
+/// The i32 `v`, or a splat of it, of type `type`.
+Value i32Like(OpBuilder &b, Location l, Type type, uint32_t v) {
+  TypedAttr attr = b.getI32IntegerAttr(int32_t(v));
+  if (auto vt = dyn_cast<VectorType>(type))
+    attr = DenseElementsAttr::get(vt, attr);
+  return arith::ConstantOp::create(b, l, attr);
+}
+
+/// f64 (or a vector of f64) -> f32 rounded to odd: the f32 nearer zero,
+/// with its last mantissa bit set when the conversion is inexact. A NaN
+/// stays a NaN, and a value past f32's range stays infinite.
+Value truncateToF32Odd(OpBuilder &b, Location l, Value x) {
+  Type f32T = withElement(x.getType(), b.getF32Type());
+  Type i32T = withElement(x.getType(), b.getI32Type());
+  Value t = arith::TruncFOp::create(b, l, f32T, x);
+  Value back = arith::ExtFOp::create(b, l, x.getType(), t);
+  // Inexact (NaN included); rounded away from zero: one step back.
+  Value inexact =
+      arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNE, back, x);
+  Value zero = arith::ConstantOp::create(b, l, b.getZeroAttr(x.getType()));
+  Value positive =
+      arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, x, zero);
+  Value away = arith::SelectOp::create(
+      b, l, positive,
+      arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, back, x),
+      arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, back, x));
+  Value bits = arith::BitcastOp::create(b, l, i32T, t);
+  Value stepped = arith::SelectOp::create(
+      b, l, away, arith::SubIOp::create(b, l, bits, i32Like(b, l, i32T, 1)),
+      bits);
+  Value odd = arith::OrIOp::create(b, l, stepped, i32Like(b, l, i32T, 1));
+  Value magnitude =
+      arith::AndIOp::create(b, l, bits, i32Like(b, l, i32T, 0x7fffffffu));
+  Value infinite = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                                         magnitude,
+                                         i32Like(b, l, i32T, 0x7f800000u));
+  Value keep = arith::OrIOp::create(
+      b, l, infinite,
+      arith::XOrIOp::create(
+          b, l, inexact,
+          arith::ConstantOp::create(b, l, b.getOneAttr(inexact.getType()))));
+  Value r = arith::SelectOp::create(b, l, keep, bits, odd);
+  return arith::BitcastOp::create(b, l, f32T, r);
 }
 
 Value bitsToF32(OpBuilder &b, Location l, Value v) {
@@ -123,14 +182,25 @@ struct ExpandExtF : OpRewritePattern<arith::ExtFOp> {
 struct ExpandTruncF : OpRewritePattern<arith::TruncFOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(arith::TruncFOp op, PatternRewriter &r) const override {
-    if (!op.getType().isF16())
+    // f64 sources first go through f32 rounded to odd (TruncF64ToHalf).
+    if (!op.getType().isF16() || !op.getIn().getType().isF32())
       return failure();
-    Value in = op.getIn();
-    // f64 goes through f32 (a double rounding only for values that are
-    // within 2^-24 relative of an f16 rounding boundary).
-    if (!in.getType().isF32())
-      in = arith::TruncFOp::create(r, op.getLoc(), r.getF32Type(), in);
-    r.replaceOp(op, truncateToF16(r, op.getLoc(), in));
+    r.replaceOp(op, truncateToF16(r, op.getLoc(), op.getIn()));
+    return success();
+  }
+};
+
+/// f64 -> f16/bf16 (scalars or vectors) as f64 -> f32 rounded to odd, then
+/// f32 -> f16/bf16: one rounding to nearest even, as the direct conversion.
+struct TruncF64ToHalf : OpRewritePattern<arith::TruncFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::TruncFOp op, PatternRewriter &r) const override {
+    Type to = getElementTypeOrSelf(op.getType());
+    if (!getElementTypeOrSelf(op.getIn().getType()).isF64() ||
+        !(to.isF16() || to.isBF16()))
+      return failure();
+    Value odd = truncateToF32Odd(r, op.getLoc(), op.getIn());
+    r.replaceOpWithNewOp<arith::TruncFOp>(op, op.getType(), odd);
     return success();
   }
 };
@@ -175,7 +245,7 @@ struct KilnHostLegalizeFloatsPass
     : kiln::impl::KilnHostLegalizeFloatsBase<KilnHostLegalizeFloatsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ExpandExtF, ExpandTruncF, ViaF32<arith::FPToSIOp>,
+    patterns.add<ExpandExtF, ExpandTruncF, TruncF64ToHalf, ViaF32<arith::FPToSIOp>,
                  ViaF32<arith::FPToUIOp>, ViaF32<arith::SIToFPOp>,
                  ViaF32<arith::UIToFPOp>,
                  MinMaxToIntrinsic<arith::MaximumFOp, LLVM::MaximumOp>,
@@ -186,6 +256,10 @@ struct KilnHostLegalizeFloatsPass
   }
 };
 } // namespace
+
+void kiln::populateTruncF64ToHalfPatterns(RewritePatternSet &patterns) {
+  patterns.add<TruncF64ToHalf>(patterns.getContext(), /*benefit=*/2);
+}
 
 namespace {
 struct KilnHostHalfAsI16Pass

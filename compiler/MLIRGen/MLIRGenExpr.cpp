@@ -85,6 +85,51 @@ Value MLIRGen::splatLike(Value c, Value like, Location l) {
   return SplatOp::create(builder, l, type, c, dynSizes(type, {like}, {}, l));
 }
 
+Value MLIRGen::intToF32RoundedToOdd(Value v, bool isSigned, Location l) {
+  Type it = getElementTypeOrSelf(v.getType());
+  Type i32 = builder.getI32Type(), f32 = builder.getF32Type();
+  auto like = [&](Type elem) { return getTypeSameShape(v.getType(), elem); };
+  auto c = [&](Type elem, int64_t iv) {
+    return splatLike(constant(elem, 0.0, iv, l), v, l);
+  };
+  // The magnitude, unsigned (INT_MIN's is 2^(w-1)).
+  Value a = v, negative;
+  if (isSigned) {
+    negative = arith::CmpIOp::create(builder, l, arith::CmpIPredicate::slt, v,
+                                     c(it, 0));
+    a = arith::SelectOp::create(
+        builder, l, negative, arith::SubIOp::create(builder, l, c(it, 0), v),
+        v);
+  }
+  // Bits below the f32's last kept bit: from its exponent (the conversion
+  // may have rounded up to the next power of two; then one bit fewer is
+  // kept, still more than bf16 needs).
+  Value rounded = arith::UIToFPOp::create(builder, l, like(f32), a);
+  Value exponent = arith::ShRUIOp::create(
+      builder, l, arith::BitcastOp::create(builder, l, like(i32), rounded),
+      c(i32, 23));
+  Value shift = arith::MaxSIOp::create(
+      builder, l, arith::SubIOp::create(builder, l, exponent, c(i32, 150)),
+      c(i32, 0));
+  if (it.getIntOrFloatBitWidth() > 32)
+    shift = arith::ExtUIOp::create(builder, l, like(it), shift);
+  // Truncate there; an inexact result gets the last kept bit set.
+  Value bit = arith::ShLIOp::create(builder, l, c(it, 1), shift);
+  Value mask = arith::SubIOp::create(builder, l, bit, c(it, 1));
+  Value inexact = arith::CmpIOp::create(
+      builder, l, arith::CmpIPredicate::ne,
+      arith::AndIOp::create(builder, l, a, mask), c(it, 0));
+  Value kept = arith::AndIOp::create(
+      builder, l, a, arith::XOrIOp::create(builder, l, mask, c(it, -1)));
+  Value odd = arith::SelectOp::create(
+      builder, l, inexact, arith::OrIOp::create(builder, l, kept, bit), kept);
+  Value f = arith::UIToFPOp::create(builder, l, like(f32), odd); // exact
+  if (isSigned)
+    f = arith::SelectOp::create(builder, l, negative,
+                                arith::NegFOp::create(builder, l, f), f);
+  return f;
+}
+
 Value MLIRGen::convert(Value v, ScalarKind from, ScalarKind to, Location l) {
   if (from == to)
     return v;
@@ -133,6 +178,15 @@ Value MLIRGen::convert(Value v, ScalarKind from, ScalarKind to, Location l) {
     return arith::ExtUIOp::create(builder, l, dst, v);
   }
   if (!fromF && toF) {
+    // 32- and 64-bit integers to bf16: f32 rounded to odd first, then
+    // bf16. A direct conversion is lowered through f32 rounded to nearest
+    // on most targets (LLVM on sm_80 and AMD, the host's and emulators'
+    // bf16 emulation), which rounds twice: wrong just off bf16's ties
+    // (2^24 + 2^16 + 1 became 2^24). Narrower integers are exact in f32.
+    unsigned iw = srcElem.getIntOrFloatBitWidth();
+    if (to == ScalarKind::BF16 && iw >= 32)
+      return arith::TruncFOp::create(
+          builder, l, dst, intToF32RoundedToOdd(v, dsl::isSigned(from), l));
     if (dsl::isSigned(from))
       return arith::SIToFPOp::create(builder, l, dst, v);
     return arith::UIToFPOp::create(builder, l, dst, v);

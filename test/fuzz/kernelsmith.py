@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
 """kernelsmith: differential testing of Kiln's GPU stage on random kernels.
 
-Generates random, valid .tile kernels (elementwise arithmetic on f32, f16,
-bf16 and i32 tiles, broadcasting, comparisons and `where`, casts,
-transposes and reshapes, reductions and scans along either axis, `dot` on
-f16/bf16/f32/i8 operands, pointer and view loads with masks, loops with
-carried accumulators and products), compiles each for the host and for
-the CPU emulator of several GPU archs, runs every image on the same random
-inputs and compares the outputs with the host's **bit for bit**.
+Generates random, valid .tile kernels (elementwise arithmetic on tiles of
+every float and integer type, broadcasting and widening, comparisons and
+`where`, casts, transposes, reshapes and rank-3 permutes, reductions and
+scans along any axis, `dot` on f16/bf16/f32/i8/fp8 operands, pointer and
+view loads with masks, loops with carried accumulators and products),
+compiles each for the host and for the CPU emulator of several GPU archs,
+runs every image on the same random inputs and compares the outputs with
+the host's **bit for bit** (docs/testing.md).
 
 Exact comparison is possible because the data are small integers (and
 halves), and the generator tracks a bound on every value's magnitude: it
 only builds an operation whose result is exactly representable in its
 type (an f16 tile stays within 2048, a bf16 one within 256, f32 within
-2^24; products and sums are bounded before they are made). Every result
+2^24, an unsigned one never negative; products and sums are bounded
+before they are made). Every result
 is then the same in any order of summation or product accumulation, so a
 difference between the host and a GPU image is a compiler bug, not
 rounding.
@@ -54,28 +56,70 @@ from npy_ref import read_npy, write_npy  # noqa: E402
 DEFAULT_TARGETS = ["emu:sm_80", "emu:sm_90a", "emu:gfx942", "emu:gfx1100"]
 
 # Largest magnitude (in units of the value's resolution) each type holds
-# exactly: 2^(mantissa bits + 1).
-EXACT = {"f32": 1 << 24, "f16": 1 << 11, "bf16": 1 << 8, "i32": 1 << 30, "i8": 127,
+# exactly: 2^(mantissa bits + 1) for floats; integers keep a margin below
+# their range (i32, i64, u32, u64) so that no operation wraps.
+EXACT = {"f32": 1 << 24, "f16": 1 << 11, "bf16": 1 << 8, "f64": 1 << 53,
+         "i8": 127, "i16": (1 << 15) - 1, "i32": 1 << 30, "i64": 1 << 62,
+         "u8": 255, "u16": (1 << 16) - 1, "u32": 1 << 31, "u64": 1 << 62,
          "f8e4m3": 1 << 4, "f8e5m2": 1 << 3}
-NPY = {"f32": "<f4", "f16": "<f2", "i32": "<i4"}
-FLOATS = ("f32", "f16", "bf16")
+NPY = {"f32": "<f4", "f16": "<f2", "f64": "<f8", "i8": "|i1", "i16": "<i2", "i32": "<i4", "i64": "<i8",
+       "u8": "|u1", "u16": "<u2", "u32": "<u4", "u64": "<u8"}
+FLOATS = ("f32", "f16", "bf16", "f64")
+SIGNED = ("i8", "i16", "i32", "i64")
+UNSIGNED = ("u8", "u16", "u32", "u64")
+INTS = SIGNED + UNSIGNED
+WIDTH = {"i8": 8, "u8": 8, "i16": 16, "u16": 16, "i32": 32, "u32": 32, "i64": 64, "u64": 64,
+         "f16": 16, "bf16": 16, "f32": 32, "f64": 64}
+# What an integer output holds before the launch (floats: NaN).
+POISON = {"i8": -85, "i16": -12345, "i32": -12345, "i64": -12345, "u8": 171, "u16": 54321,
+          "u32": 0xDEADBEEF, "u64": 0xDEADBEEF}
+# The element types of the inputs, the common ones more often.
+INPUT_TYPES = ["f32", "f32", "f32", "f16", "bf16", "i32", "i32", "f64", "i8", "u8", "i16", "u16", "u32",
+               "i64", "u64"]
+
+
+def reduced_type(ty):
+    """The element type of a reduction or scan of `ty` (language 7.6)."""
+    if ty in ("f16", "bf16"):
+        return "f32"
+    if ty == "bool" or ty in INTS and WIDTH[ty] < 32:
+        return "i32"
+    return ty
+
+
+def widened(a, b):
+    """The element type two operands meet in (language 3.6), or None where
+    mixing them is an error."""
+    if a == b:
+        return a
+    if a in FLOATS and b in FLOATS:
+        if "f64" in (a, b):
+            return "f64"
+        return "f32"
+    for kind in (SIGNED, UNSIGNED):
+        if a in kind and b in kind:
+            return a if WIDTH[a] > WIDTH[b] else b
+    return None
 
 
 class Val:
     """A generated value: its name in the kernel, element type, symbolic
     shape (a tuple of const-param names, "1", or () for a scalar), a bound on
-    its magnitude and its resolution (frac = 1: multiples of 1/2)."""
+    its magnitude, its resolution (frac = 1: multiples of 1/2) and whether
+    it is never negative (every unsigned or bool value is)."""
 
-    def __init__(self, name, ty, shape, bound, frac=0):
+    def __init__(self, name, ty, shape, bound, frac=0, nonneg=False):
         self.name, self.ty, self.shape, self.bound, self.frac = name, ty, shape, bound, frac
+        self.nonneg = nonneg or ty in UNSIGNED or ty == "bool"
 
     def fits(self, ty, bound=None, frac=None):
+        """Whether the value converts to `ty` exactly."""
         bound = self.bound if bound is None else bound
         frac = self.frac if frac is None else frac
         if ty == "bool":
             return True
-        if ty in ("i32", "i8"):
-            return frac == 0 and bound <= EXACT[ty]
+        if ty in INTS:
+            return frac == 0 and bound <= EXACT[ty] and (self.nonneg or ty in SIGNED)
         return bound * (1 << frac) <= EXACT[ty]
 
 
@@ -111,8 +155,8 @@ class Gen:
         self.n += 1
         return "v%d" % self.n
 
-    def emit(self, expr, ty, shape, bound, frac=0, keep=True):
-        v = Val(self.fresh(), ty, shape, bound, frac)
+    def emit(self, expr, ty, shape, bound, frac=0, keep=True, nonneg=False):
+        v = Val(self.fresh(), ty, shape, bound, frac, nonneg)
         self.lines.append("    let %s = %s;" % (v.name, expr))
         if keep:
             self.vals.append(v)
@@ -133,39 +177,46 @@ class Gen:
         if a.ty == "bool":
             return self.emit("!%s" % a.name, "bool", a.shape, 1)
         if r < 0.2:
+            if a.ty in UNSIGNED:
+                return None  # it would wrap
+            if a.ty in SIGNED and self.rng.random() < 0.3:
+                return self.emit("~%s" % a.name, a.ty, a.shape, a.bound + 1)
             return self.emit("-%s" % a.name, a.ty, a.shape, a.bound, a.frac)
         if r < 0.35:
-            return self.emit("abs(%s)" % a.name, a.ty, a.shape, a.bound, a.frac)
+            if a.ty in UNSIGNED:
+                return None
+            return self.emit("abs(%s)" % a.name, a.ty, a.shape, a.bound, a.frac, nonneg=True)
         if r < 0.55:
             # cast to another type where the value fits exactly
-            options = [t for t in ("f32", "f16", "bf16", "i32") if t != a.ty and a.fits(t)]
-            if a.ty in FLOATS and a.frac and "i32" in options:
-                options.remove("i32")
+            options = [t for t in FLOATS + INTS if t != a.ty and a.fits(t)]
             if not options:
                 return None
             t = self.rng.choice(options)
-            return self.emit("cast<%s>(%s)" % (t, a.name), t, a.shape, a.bound, a.frac)
+            return self.emit("cast<%s>(%s)" % (t, a.name), t, a.shape, a.bound, a.frac, nonneg=a.nonneg)
         if r < 0.7 and a.ty in FLOATS:
             if a.frac == 0 and a.fits(a.ty, frac=1):
                 return self.emit("%s * %s" % (a.name, self.lit(a.ty, 0.5)), a.ty, a.shape,
-                                 (a.bound + 1) // 2 + 1, 1)
+                                 (a.bound + 1) // 2 + 1, 1, nonneg=a.nonneg)
+            if self.rng.random() < 0.3:
+                # the C remainder: exact, the dividend's sign
+                k = self.rng.choice([1.0, 1.5, 2.0, 3.0])
+                return self.emit("%s %% %s" % (a.name, self.lit(a.ty, k)), a.ty, a.shape, int(k) + 1, a.frac,
+                                 nonneg=a.nonneg)
             fn = self.rng.choice(["floor", "ceil"])
-            return self.emit("%s(%s)" % (fn, a.name), a.ty, a.shape, a.bound + 1, 0)
-        if r < 0.85 and a.ty == "i32":
+            return self.emit("%s(%s)" % (fn, a.name), a.ty, a.shape, a.bound + 1, 0, nonneg=a.nonneg)
+        if r < 0.85 and a.ty in INTS:
             op = self.rng.choice(["/", "%", ">>", "&", "<<"])
-            k = self.rng.choice([1, 2, 3, 5, 7])
+            k = self.rng.choice([1, 2, 3, 5, 7] + ([-2, -3] if a.ty in SIGNED and op in "/%" else []))
             if op == "<<":
-                if a.bound << k > EXACT["i32"] >> 8:
+                if not a.fits(a.ty, bound=(a.bound << k) * 4):
                     return None
-                return self.emit("%s << %d" % (a.name, k), "i32", a.shape, a.bound << k)
-            bound = a.bound if op != "%" else k
-            return self.emit("%s %s %d" % (a.name, op, k), "i32", a.shape, bound)
+                return self.emit("%s << %d" % (a.name, k), a.ty, a.shape, a.bound << k, nonneg=a.nonneg)
+            bound = a.bound if op != "%" else abs(k)
+            return self.emit("%s %s %d" % (a.name, op, k), a.ty, a.shape, bound,
+                             nonneg=a.nonneg or op == "&")
         # compare with a constant
         op = self.rng.choice(["<", "<=", ">", ">=", "==", "!="])
-        if a.ty in ("f32", "f16", "bf16"):
-            c = self.lit(a.ty, self.rng.randint(-2, 2))
-        else:
-            c = str(self.rng.randint(-2, 2))
+        c = self.lit(a.ty, self.rng.randint(0 if a.ty in UNSIGNED else -2, 2))
         return self.emit("%s %s %s" % (a.name, op, c), "bool", a.shape, 1)
 
     def binary(self, a, b):
@@ -186,37 +237,42 @@ class Gen:
             if s is None:
                 return None
             return self.emit("where(%s, %s, %s)" % (c.name, x.name, y.name), x.ty, s,
-                             max(x.bound, y.bound), max(x.frac, y.frac))
-        if (a.ty == "i32") != (b.ty == "i32"):
+                             max(x.bound, y.bound), max(x.frac, y.frac), nonneg=x.nonneg and y.nonneg)
+        # widened where they differ (f16 with bf16 gives f32, i8 with i64
+        # gives i64); signed with unsigned, integer with float is an error
+        ty = widened(a.ty, b.ty)
+        if ty is None:
             return None
-        # mixed floats widen: f16 with bf16 gives f32, either with f32 gives f32
-        ty = a.ty if a.ty == b.ty else "f32"
         frac = max(a.frac, b.frac)
+        both = a.nonneg and b.nonneg
         r = self.rng.random()
         if r < 0.3:
-            op, bound = "+", a.bound + b.bound
+            op, bound, nonneg = "+", a.bound + b.bound, both
         elif r < 0.5:
-            op, bound = "-", a.bound + b.bound
+            if ty in UNSIGNED:
+                return None  # it could wrap
+            op, bound, nonneg = "-", a.bound + b.bound, False
         elif r < 0.65:
-            op, bound = "*", a.bound * b.bound
+            op, bound, nonneg = "*", a.bound * b.bound, both
             frac = a.frac + b.frac
         elif r < 0.8:
             fn = self.rng.choice(["maximum", "minimum"])
-            v = Val("", ty, shape, max(a.bound, b.bound), frac)
+            v = Val("", ty, shape, max(a.bound, b.bound), frac, both)
             if not v.fits(ty):
                 return None
-            return self.emit("%s(%s, %s)" % (fn, a.name, b.name), ty, shape, v.bound, frac)
-        elif r < 0.9 and ty == "i32":
+            return self.emit("%s(%s, %s)" % (fn, a.name, b.name), ty, shape, v.bound, frac, nonneg=both)
+        elif r < 0.9 and ty in INTS:
             op = self.rng.choice(["&", "|", "^"])
             bound = 1
             while bound <= max(a.bound, b.bound):
                 bound <<= 1
+            nonneg = both or op == "&" and (a.nonneg or b.nonneg)
         else:
             op = self.rng.choice(["<", "<=", ">", ">=", "==", "!="])
             return self.emit("%s %s %s" % (a.name, op, b.name), "bool", shape, 1)
-        if frac > 1 or not Val("", ty, shape, bound, frac).fits(ty):
+        if frac > 1 or not Val("", ty, shape, bound, frac, nonneg).fits(ty):
             return None
-        return self.emit("%s %s %s" % (a.name, op, b.name), ty, shape, bound, frac)
+        return self.emit("%s %s %s" % (a.name, op, b.name), ty, shape, bound, frac, nonneg=nonneg)
 
     def reduce(self, a):
         axes = [i for i, d in enumerate(a.shape) if d != "1"]
@@ -237,36 +293,42 @@ class Gen:
         if a.ty == "bool":
             fn = self.rng.choice(["sum", "max", "min"])
             return self.emit("%s(%s, %d%s)" % (fn, a.name, axis, kd), "i32", out, length)
-        rty = "f32" if a.ty in ("f16", "bf16") else a.ty
+        rty = reduced_type(a.ty)
+        nn = a.nonneg
         r = self.rng.random()
         if r < 0.3:
             bound = a.bound * length
-            if not Val("", rty, out, bound, a.frac).fits(rty):
+            if not Val("", rty, out, bound, a.frac, nn).fits(rty):
                 return None
-            return self.emit("sum(%s, %d%s)" % (a.name, axis, kd), rty, out, bound, a.frac)
+            return self.emit("sum(%s, %d%s)" % (a.name, axis, kd), rty, out, bound, a.frac, nonneg=nn)
         if r < 0.55:
             fn = self.rng.choice(["max", "min"])
-            return self.emit("%s(%s, axis = %d%s)" % (fn, a.name, axis, kd), rty, out, a.bound, a.frac)
+            return self.emit("%s(%s, axis = %d%s)" % (fn, a.name, axis, kd), rty, out, a.bound, a.frac,
+                             nonneg=nn)
         if r < 0.7:
             fn = self.rng.choice(["argmax", "argmin"])
-            return self.emit("%s(%s, %d%s)" % (fn, a.name, axis, kd), "i32", out, length)
-        if r < 0.8 and a.ty == "i32":
+            return self.emit("%s(%s, %d%s)" % (fn, a.name, axis, kd), "i32", out, length, nonneg=True)
+        if r < 0.8 and a.ty in INTS:
             bound = 1
             while bound <= a.bound:
                 bound <<= 1
-            return self.emit("xor_sum(%s, %d%s)" % (a.name, axis, kd), "i32", out, bound)
+            return self.emit("xor_sum(%s, %d%s)" % (a.name, axis, kd), rty, out, bound, nonneg=nn)
         if r < 0.9:
-            # a product of signs: exact in any order; as a scan sometimes
-            sign = self.emit("where(%s > %s, %s, %s)" % (a.name, self.lit(a.ty, 0), self.lit(a.ty, 1),
-                                                           self.lit(a.ty, -1)), a.ty, a.shape, 1, keep=False)
+            # a product of signs (of 0/1 for unsigned types): exact in any
+            # order; as a scan sometimes
+            lo = 0 if a.ty in UNSIGNED else -1
+            sign = "where(%s > %s, %s, %s)" % (a.name, self.lit(a.ty, 0), self.lit(a.ty, 1), self.lit(a.ty, lo))
+            if a.ty not in ("i32", "f32"):
+                sign = "cast<%s>(%s)" % (a.ty, sign)  # the literals make an i32 or f32 tile
+            sign = self.emit(sign, a.ty, a.shape, 1, keep=False, nonneg=lo == 0)
             if self.rng.random() < 0.3:
-                return self.emit("cumprod(%s, %d)" % (sign.name, axis), rty, a.shape, 1)
-            return self.emit("prod(%s, %d%s)" % (sign.name, axis, kd), rty, out, 1)
+                return self.emit("cumprod(%s, %d)" % (sign.name, axis), rty, a.shape, 1, nonneg=lo == 0)
+            return self.emit("prod(%s, %d%s)" % (sign.name, axis, kd), rty, out, 1, nonneg=lo == 0)
         # inclusive scan: the input's shape
         bound = a.bound * length
-        if not Val("", rty, a.shape, bound, a.frac).fits(rty):
+        if not Val("", rty, a.shape, bound, a.frac, nn).fits(rty):
             return None
-        return self.emit("cumsum(%s, %d)" % (a.name, axis), rty, a.shape, bound, a.frac)
+        return self.emit("cumsum(%s, %d)" % (a.name, axis), rty, a.shape, bound, a.frac, nonneg=nn)
 
     def reshape(self, a):
         if len(a.shape) == 3:
@@ -390,6 +452,8 @@ class Gen:
         r = self.rng.random()
         # rank-3 values are few: taken more often than their share
         a = (self.rng.random() < 0.3 and self.pick(lambda v: len(v.shape) == 3)) or self.pick()
+        if len(a.shape) == 3 and self.rng.random() < 0.4:
+            return self.reshape(a) if self.rng.random() < 0.6 else self.reduce(a)
         if self.dots_ok and self.rng.random() < 0.15:
             return self.dot()
         if r < 0.25:
@@ -456,7 +520,7 @@ class Gen:
             self.lines.append("    let X%d = view(%s, [(M + 1) / 2, N], [2 * N, 1]);" % (i, p))
             return self.emit("load(X%d, [pid0 * BM, %s], [BM, BN])" % (i, col), ty, ("BM", "BN"),
                              self.data_bound)
-        other = self.rng.choice([0, 0, 0, 1, -2])
+        other = self.rng.choice([0, 0, 0, 1, 2 if ty in UNSIGNED else -2])
         return self.emit("load(%s + rm[:, None] * N + rn[None, :], mask = inb, other = %s)"
                          % (p, self.lit(ty, other)), ty, ("BM", "BN"), self.data_bound)
 
@@ -476,7 +540,7 @@ class Gen:
         self.params, self.inputs, self.outputs = [], [], []
         self.zero_init = set()
         nin = rng.randint(1, 3)
-        tys = [rng.choice(["f32", "f32", "f16", "bf16", "i32"]) for _ in range(nin)]
+        tys = [rng.choice(INPUT_TYPES) for _ in range(nin)]
         body_start = len(self.lines)
         if self.loop:
             self.gen_loop(tys)
@@ -526,9 +590,10 @@ class Gen:
                 self.inputs.append(("w2", "f16", ("16", "16")))
                 self.lines.append("    let w2t = load(w2 + arange(0, 16)[:, None] * 16 + arange(0, 16)[None, :]);")
                 self.lines.append("    var acc_e = zeros<f32>([BM, 16]);")
-        # pipelining depth of the loop's loads (deeper ones for the smaller
-        # tiles: a stage of 128x64 f32 tiles is 32 KiB per input)
-        self.stages = rng.choice([1, 2, 2, 3, 4] if self.consts["BM"] * self.consts["BN"] <= 2048 else [1, 2, 2])
+        # pipelining depth of the loop's loads: at most 96 KiB of buffers (a
+        # stage of 128x64 f64 tiles is 64 KiB per input); one stage has none
+        stage = self.consts["BM"] * self.consts["BN"] * sum(WIDTH[t] // 8 for t in tys) + 32 * self.consts["BN"]
+        self.stages = rng.choice([s for s in (1, 2, 2, 3, 4) if s == 1 or s * stage <= 96 * 1024])
         self.lines.append("    for kb in range(0, N, BN) {")
         self.lines.append("    let rn = kb + arange(0, BN);")
         self.lines.append("    let inb = (rm < M)[:, None] && (rn < N)[None, :];")
@@ -550,8 +615,8 @@ class Gen:
                 v = self.emit("cast<i32>(%s)" % v.name, "i32", v.shape, 1, keep=False)
             while len(v.shape) > 1:
                 n = self.dim(v.shape[-1])
-                v = self.emit("sum(%s, %d)" % (v.name, len(v.shape) - 1), "i32" if v.ty == "i32" else "f32",
-                              v.shape[:-1], v.bound * n, v.frac, keep=False)
+                v = self.emit("sum(%s, %d)" % (v.name, len(v.shape) - 1), reduced_type(v.ty),
+                              v.shape[:-1], v.bound * n, v.frac, keep=False, nonneg=v.nonneg)
             if v.ty != "f32":
                 v = self.emit("cast<f32>(%s)" % v.name, "f32", v.shape, v.bound, v.frac, keep=False)
             # at most 4 blocks of N (the input sizes stay below 4 * BN)
@@ -565,17 +630,14 @@ class Gen:
         self.lines.append("    acc_r += %s;" % " + ".join(terms))
         if use_dot:
             a = rng.choice([v for v in self.vals if v.shape == ("BM", "BN")])
-            op = a.name if a.ty == "f16" else "cast<f16>(%s)" % a.name
-            op_bound = a.bound if a.ty != "bool" and a.fits("f16") and a.frac == 0 else 1
-            if not a.fits("f16"):
-                op = "cast<f16>(where(%s > %s, %s, %s))" % (a.name, self.lit(a.ty, 0) if a.ty != "bool" else "false",
-                                                           "1.0" if a.ty != "i32" else "1", "0.0" if a.ty != "i32" else "0")
-                if a.ty == "i32":
-                    op = "cast<f16>(where(%s > 0, 1, 0))" % a.name
-                elif a.ty == "bool":
-                    op = "cast<f16>(where(%s, 1, 0))" % a.name
-            elif a.ty == "bool":
-                op = "cast<f16>(where(%s, 1, 0))" % a.name
+            # the operand as f16: itself, cast, or 0/1 where it does not fit
+            op, op_bound, op_frac = "cast<f16>(where(%s, 1, 0))" % a.name, 1, 0
+            if a.ty == "f16":
+                op, op_bound, op_frac = a.name, a.bound, a.frac
+            elif a.ty != "bool" and a.fits("f16"):
+                op, op_bound, op_frac = "cast<f16>(%s)" % a.name, a.bound, a.frac
+            elif a.ty != "bool":
+                op = "cast<f16>(where(%s > %s, 1, 0))" % (a.name, self.lit(a.ty, 0))
             if rng.random() < 0.5:
                 self.lines.append("    let wt = load(w + rn[:, None] * 16 + arange(0, 16)[None, :], "
                                   "mask = (rn < N)[:, None], other = 0.0);")
@@ -583,7 +645,7 @@ class Gen:
                 self.lines.append("    let wt = load(view(w, [N, 16], [16, 1]), [kb, 0], [BN, 16]);")
             self.lines.append("    acc_d = dot(%s, wt, acc_d);" % op)
             # a second product of the first's result, as attention's P V
-            if chain and op_bound * 2 * self.consts["BN"] <= EXACT["f16"]:
+            if chain and Val("", "f16", (), op_bound * 2 * self.consts["BN"], op_frac).fits("f16"):
                 self.lines.append("    let pd = dot(%s, wt);" % op)
                 self.lines.append("    acc_e = dot(cast<f16>(pd), w2t, acc_e);")
             elif chain:
@@ -736,8 +798,8 @@ def write_inputs(seed, g, d):
     for name, ty, shape in g.inputs:
         dims = [evaluate_dim(s, env) for s in shape]
         count = dims[0] * dims[1]
-        if ty == "i32":
-            vals = [rng.randint(-g.data_bound, g.data_bound) for _ in range(count)]
+        if ty in INTS:
+            vals = [rng.randint(0 if ty in UNSIGNED else -g.data_bound, g.data_bound) for _ in range(count)]
         elif name.startswith("w"):
             vals = [float(rng.randint(-2, 2)) for _ in range(count)]
         else:
@@ -746,9 +808,9 @@ def write_inputs(seed, g, d):
         argv.append("%s=%s.npy" % (name, name))
     for name, ty, shape in g.outputs:
         dims = [evaluate_dim(s, env) for s in shape]
-        poison = [-12345 if ty == "i32" else float("nan")] * (dims[0] * dims[1])
+        poison = [POISON.get(ty, float("nan"))] * (dims[0] * dims[1])
         if name in g.zero_init:
-            poison = [0 if ty == "i32" else 0.0] * (dims[0] * dims[1])
+            poison = [0 if ty in INTS else 0.0] * (dims[0] * dims[1])
         write_npy(os.path.join(d, name + ".npy"), npy_descr(ty), dims, poison)
         argv.append("%s=%s.npy" % (name, name))
     argv += ["M=%d" % M, "N=%d" % N, "GN=%d" % GN, "s0=%d" % rng.randint(-3, 3),
@@ -782,7 +844,7 @@ def compare(ref, got, outputs, dev):
                 name, len(bad), len(a), ", ".join("[%d, %d] host %r %s %r" % (i // cols, i % cols, a[i], dev, b[i])
                                                  for i in bad[:4]))
             return "mismatch on %s" % dev, msg
-        if any(x != x for x in a) and ty != "i32":
+        if any(x != x for x in a) and ty not in INTS:
             return "host left NaN", "%s holds NaN (poison not overwritten?)" % name
     return None
 

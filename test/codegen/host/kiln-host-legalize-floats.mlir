@@ -49,3 +49,33 @@ func.func @minmax(%a: f32, %b: f32, %c: f64, %d: f64) -> (f32, f64) {
   %y = arith.minimumf %c, %d : f64
   return %x, %y : f32, f64
 }
+
+// f64 -> bf16 and f64 -> f16 (scalars and vectors: the emulator backend
+// uses the same pattern) round once: to f32 rounded to odd (truncated, the
+// last bit set when inexact, infinities kept), then to the narrow type,
+// which arith-expand (bf16) or the f16 expansion above rounds to nearest
+// even. No f64 -> bf16 truncf remains.
+// CHECK-LABEL: func.func @from_f64(
+// CHECK-NOT: arith.truncf %{{.*}} : f64 to bf16
+// CHECK: %[[T:.*]] = arith.truncf %{{.*}} : f64 to f32
+// CHECK: %[[BACK:.*]] = arith.extf %[[T]] : f32 to f64
+// CHECK: arith.cmpf une, %[[BACK]], %{{.*}} : f64
+// CHECK: arith.subi
+// CHECK: arith.ori
+// CHECK: arith.cmpi eq, %{{.*}}, %c2139095040_i32 : i32
+// CHECK: %[[ODD:.*]] = arith.bitcast %{{.*}} : i32 to f32
+// CHECK: arith.truncf %[[ODD]] : f32 to bf16
+// CHECK: arith.truncf %{{.*}} : vector<4xf64> to vector<4xf32>
+// CHECK: arith.ori %{{.*}} : vector<4xi32>
+// CHECK: arith.truncf %{{.*}} : vector<4xf32> to vector<4xbf16>
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+// CHECK: arith.cmpf une
+// CHECK-NOT: arith.truncf %{{.*}} : f64 to f16
+// CHECK: arith.trunci %{{.*}} : i32 to i16
+// CHECK: arith.bitcast %{{.*}} : i16 to f16
+func.func @from_f64(%d: f64, %v: vector<4xf64>) -> (bf16, vector<4xbf16>, f16) {
+  %b = arith.truncf %d : f64 to bf16
+  %w = arith.truncf %v : vector<4xf64> to vector<4xbf16>
+  %h = arith.truncf %d : f64 to f16
+  return %b, %w, %h : bf16, vector<4xbf16>, f16
+}

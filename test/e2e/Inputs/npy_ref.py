@@ -15,7 +15,7 @@ standard library only (.npy files written and read by hand, no numpy).
   npy_ref.py ints FILE DTYPE COUNT LO HI
                               COUNT random integers in [LO, HI] as f32,
                               f16 or i32 (exact in any summation order)
-CASE: int_to_fp8, vector_add, axpy_bf16, softmax, softmax_bf16, matmul, matmul_ptr,
+CASE: int_to_fp8, f64_to_half, int_to_bf16, vector_add, axpy_bf16, softmax, softmax_bf16, matmul, matmul_ptr,
 matmul_bf16, matmul_fp8, layer_norm, row_sum, row_max, attention, attention_causal,
 gelu, gelu_exact, row_cumsum, row_argmax, transpose, quantize_i8,
 histogram, embedding. The matmul cases take a suffix: "_a16" (sizes that
@@ -34,7 +34,8 @@ import random
 import struct
 import sys
 
-DTYPES = {"<f4": "f", "<f2": "e", "<i4": "i", "<u2": "H", "|i1": "b"}
+DTYPES = {"<f4": "f", "<f2": "e", "<f8": "d", "|i1": "b", "<i1": "b", "<i2": "h", "<i4": "i",
+          "<i8": "q", "|u1": "B", "<u1": "B", "<u2": "H", "<u4": "I", "<u8": "Q", "|b1": "?"}
 
 
 def write_npy(path, descr, shape, values):
@@ -156,6 +157,44 @@ def e4m3(x):
 INT_FP8 = 256  # int_to_fp8's elements
 
 
+def round_to(x, bits, emin, emax):
+    """The f64 x rounded once to nearest even with `bits` bits of precision,
+    normal exponents from emin to emax, subnormals below (f16: 11, -14, 15;
+    bf16: 8, -126, 127); past the largest finite value, infinity. Exact:
+    x / 2^k and round() of a double are exact in Python."""
+    if x != x or x in (math.inf, -math.inf) or x == 0:
+        return x
+    a = abs(x)
+    e = max(math.frexp(a)[1] - 1, emin)   # 2^e <= a, or the subnormal range
+    q = 2.0 ** (e - bits + 1)             # the unit in the last place
+    r = round(a / q) * q
+    if r >= 2.0 ** (emax + 1):
+        r = math.inf
+    return math.copysign(r, x)
+
+
+HALF_N = 256  # f64_to_half's and int_to_bf16's elements
+
+
+def round_int_to(i, bits):
+    """The integer i rounded once to nearest even with `bits` bits of
+    precision (no integer reaches bf16's subnormals or its overflow)."""
+    a = abs(i)
+    drop = max(a.bit_length() - bits, 0)
+    q, r = a >> drop, a & ((1 << drop) - 1)
+    half = 1 << drop >> 1
+    if drop and (r > half or r == half and q & 1):
+        q += 1
+    return math.copysign(float(q << drop), i) if i else 0.0
+
+
+def same_float(got, ref):
+    """Equal as floats, NaN to NaN and the sign of zero included."""
+    if got != got or ref != ref:
+        return got != got and ref != ref
+    return got == ref and math.copysign(1.0, got) == math.copysign(1.0, ref)
+
+
 def matmul_dims(case):
     """The case without its "_a16"/"_big" suffix, its M, N, K and its
     leading dimensions (of A, B, C)."""
@@ -187,6 +226,46 @@ def gen(case, d, nonneg=False):
         vals = special + [rng.randint(-600, 600) for _ in range(INT_FP8 - len(special))]
         write_npy(os.path.join(d, "x.npy"), "<i4", (INT_FP8,), vals)
         write_npy(os.path.join(d, "y.npy"), "<f4", (INT_FP8,), [nan] * INT_FP8)
+    elif case == "f64_to_half":
+        # values just off the ties of f16 and bf16 (rounding through f32 to
+        # nearest would land on the tie and round to even: the wrong way),
+        # exact ties, the subnormal ranges, overflow, infinities, NaN, -0
+        special = [1 + 2**-8 + 2**-30, 1 + 2**-8 - 2**-30, 1 + 2**-8, 1 + 3 * 2**-8,
+                   -(1 + 2**-8 + 2**-30), 1 + 2**-11 + 2**-40, 1 + 2**-11, -(1 + 3 * 2**-11 - 2**-40),
+                   2**-25 + 2**-60, 2**-25, 3 * 2**-25, 2**-134 + 2**-170, 2**-134, 2**-140,
+                   65504.0, 65519.99, 65520.0, 1e300, -1e300, 3.3961e38, 3.3963e38, 3.5e38,
+                   math.inf, -math.inf, nan, 0.0, -0.0, 1e-320]
+        vals = list(special)
+        while len(vals) < HALF_N:
+            # a tie of either type, nudged by a relative 2^-30..2^-45
+            bits = rng.choice([8, 11])
+            e = rng.randint(-30, 14)
+            m = rng.randrange(1 << (bits - 1), 1 << bits)
+            tie = (m + 0.5) * 2.0 ** (e - bits + 1)
+            vals.append(rng.choice([-1, 1]) * tie * (1 + rng.choice([-1, 1]) * 2.0 ** -rng.randint(30, 45)))
+        write_npy(os.path.join(d, "x.npy"), "<f8", (HALF_N,), vals)
+        write_npy(os.path.join(d, "h.npy"), "<f2", (HALF_N,), [nan] * HALF_N)
+        write_npy(os.path.join(d, "b.npy"), "<f4", (HALF_N,), [nan] * HALF_N)
+    elif case == "int_to_bf16":
+        # i32, i64 and u64 just off bf16's ties (through f32 rounded to
+        # nearest they land on the tie), ties, the extremes, random values
+        def near_ties(width, signed):
+            out = []
+            while len(out) < HALF_N:
+                e = rng.randint(9, width - 2 if signed else width - 1)
+                tie = (2 * rng.randrange(1 << 7, 1 << 8) + 1) << (e - 8)  # (m + 1/2) ulps
+                v = tie + rng.choice([-1, 0, 1]) * rng.choice([1, 1 << max(0, e - 30)])
+                if v < (1 << (width - 1 if signed else width)):
+                    out.append(-v if signed and rng.random() < 0.5 else v)
+            return out
+        x = [2**24 + 2**16 + 1, -(2**24 + 2**16 + 1), 2**31 - 1, -2**31, 0, 1, -1] + near_ties(32, True)
+        y = [2**40 + 2**32 + 1, 2**63 - 1, -2**63, 2**62 + 2**54 + 1] + near_ties(64, True)
+        u = [2**64 - 1, 2**63 + 2**55 + 1, 0] + near_ties(64, False)
+        write_npy(os.path.join(d, "x.npy"), "<i4", (HALF_N,), x[:HALF_N])
+        write_npy(os.path.join(d, "y.npy"), "<i8", (HALF_N,), y[:HALF_N])
+        write_npy(os.path.join(d, "u.npy"), "<u8", (HALF_N,), u[:HALF_N])
+        for name in ("bx", "by", "bu"):
+            write_npy(os.path.join(d, name + ".npy"), "<f4", (HALF_N,), [nan] * HALF_N)
     elif case == "vector_add":
         write_npy(os.path.join(d, "x.npy"), "<f4", (N_VEC,), rand_f32(rng, N_VEC, -100, 100))
         write_npy(os.path.join(d, "y.npy"), "<f4", (N_VEC,), rand_f32(rng, N_VEC, -100, 100))
@@ -273,6 +352,17 @@ def check(case, d):
     if case == "int_to_fp8":
         x, y = inp("x"), out("y")
         results = [("y[%d] (from %d)" % (i, x[i]), y[i], e4m3(x[i]), 0.0, 0.0) for i in range(INT_FP8)]
+    elif case == "f64_to_half":
+        # bit for bit (tolerance None): one rounding to nearest even
+        x, h, b = inp("x"), out("h"), out("b")
+        for i in range(HALF_N):
+            results.append(("h[%d] (from %r)" % (i, x[i]), h[i], round_to(x[i], 11, -14, 15), None, 0))
+            results.append(("b[%d] (from %r)" % (i, x[i]), b[i], round_to(x[i], 8, -126, 127), None, 0))
+    elif case == "int_to_bf16":
+        for src in ("x", "y", "u"):
+            v, b = inp(src), out("b" + src)
+            results += [("b%s[%d] (from %d)" % (src, i, v[i]), b[i], round_int_to(v[i], 8), None, 0)
+                        for i in range(HALF_N)]
     elif case == "vector_add":
         x, y, z = inp("x"), inp("y"), out("z")
         results = [("z[%d]" % i, z[i], x[i] + y[i], 1e-5, 1.0) for i in range(N_VEC)]
@@ -414,8 +504,11 @@ def check(case, d):
                     results.append((what, o[i * EM_LDO + c], ref, 0, 1))
     bad = 0
     for what, got, ref, tol, floor in results:
-        ok = (not math.isnan(got)) and not math.isnan(ref) and \
-            abs(got - ref) <= tol * max(abs(ref), floor)
+        if tol is None:
+            ok = same_float(got, ref)
+        else:
+            ok = (not math.isnan(got)) and not math.isnan(ref) and \
+                abs(got - ref) <= tol * max(abs(ref), floor)
         if not ok:
             bad += 1
             if bad <= 5:
