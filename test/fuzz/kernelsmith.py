@@ -508,8 +508,11 @@ class Gen:
         col = "kb" if mode.endswith("-loop") else "pid1 * BN"
         if mode in ("view", "view-loop"):
             self.lines.append("    let X%d = view(%s, [M, N], [N, 1]);" % (i, p))
-            return self.emit("load(X%d, [pid0 * BM, %s], [BM, BN])" % (i, col), ty, ("BM", "BN"),
-                             self.data_bound)
+            # outside the view: zero, or `other`
+            other = self.rng.choice([None, None, 1, 2 if ty in UNSIGNED else -2])
+            return self.emit("load(X%d, [pid0 * BM, %s], [BM, BN]%s)"
+                             % (i, col, "" if other is None else ", other = %s" % self.lit(ty, other)),
+                             ty, ("BM", "BN"), max(self.data_bound, 2))
         if mode in ("view-t", "view-t-loop"):
             # the matrix transposed: rows one element apart, columns N
             self.lines.append("    let X%d = view(%s, [N, M], [1, N]);" % (i, p))
@@ -661,17 +664,22 @@ class Gen:
         self.store_outputs(rng.randint(1, 2), loop=True)
 
     def atomics(self):
-        """atomic_add / atomic_max / atomic_min of i32 or f32 values into a
-        16-element output (zero before the launch): with integers the result
-        does not depend on the order the programs and lanes arrive in. The
-        old values atomics return are order-dependent and not read."""
+        """atomic_add / atomic_max / atomic_min of integer values (i32, u32,
+        i64, u64, f32, f64 tiles) into a 16-element output (zero before the
+        launch): the result does not depend on the order the programs and
+        lanes arrive in (float sums stay exact: every element of every
+        program's tile counted). The old values atomics return are
+        order-dependent and not read."""
         rng = self.rng
-        cands = [v for v in self.vals if v.ty in ("i32", "f32") and v.frac == 0 and v.bound < (1 << 16)
-                 and v.shape in (("BM", "BN"), ("BM",), ())]
+        # at most this many elements reach one output element
+        count = (3 * self.consts["BM"] + 16) * 4 * self.consts["BN"]
+        cands = [v for v in self.vals if v.ty in ("i32", "u32", "i64", "u64", "f32", "f64") and v.frac == 0
+                 and v.bound < (1 << 16) and v.shape in (("BM", "BN"), ("BM",), ())
+                 and (v.ty in INTS or v.bound * count <= EXACT[v.ty])]
         if not cands:
             return
         v = rng.choice(cands)
-        fn = rng.choice(["atomic_add", "atomic_add", "atomic_max", "atomic_min"])
+        fn = rng.choice(["atomic_add", "atomic_add"] + (["atomic_max", "atomic_min"] if v.ty != "f64" else []))
         o = "atom%d" % len(self.outputs)
         self.params.append("%s: *%s" % (o, v.ty))
         if v.shape == ("BM", "BN"):
@@ -713,8 +721,19 @@ class Gen:
             val = "cast<i32>(%s)" % v.name if v.ty == "bool" else v.name
             self.params.append("%s: *%s" % (o, ty))
             if v.shape == ("BM", "BN") and not loop and rng.random() < 0.6:
-                self.lines.append("    store(%s + rm[:, None] * N + rn[None, :], %s, mask = inb);" % (o, val))
+                if rng.random() < 0.4:
+                    # through a view: the box's part outside [M, N] is not
+                    # written (the poison stays)
+                    self.lines.append("    store(view(%s, [M, N], [N, 1]), [pid0 * BM, pid1 * BN], %s);" % (o, val))
+                else:
+                    self.lines.append("    store(%s + rm[:, None] * N + rn[None, :], %s, mask = inb);" % (o, val))
                 self.outputs.append((o, ty, ("M", "N")))
+                continue
+            if len(v.shape) == 2 and v.shape[0] == "BM" and loop and rng.random() < 0.4:
+                # rows past M not written
+                c = v.shape[1]
+                self.lines.append("    store(view(%s, [M, %s], [%s, 1]), [pid0 * BM, 0], %s);" % (o, c, c, val))
+                self.outputs.append((o, ty, ("M", c)))
                 continue
             # per program: rows pid0 * R + i, columns pid1 * C + j of a
             # [GM * R, GN * C] matrix, stored whole (unmasked)
