@@ -915,10 +915,13 @@ def one(seed, args, workdir):
 
 def replay(args):
     """Runs every packed seed's bundles on args.device and compares with
-    the host's outputs recorded when the pack was made."""
+    the host's outputs recorded when the pack was made. What a failing seed
+    needs stays in args.keep (or a temporary folder): its outputs, and its
+    unpacked files when the pack is a .tar.xz; a passing seed's go."""
     outdir = args.keep or tempfile.mkdtemp(prefix="kernelsmith-replay-")
     root = args.replay
-    if os.path.isfile(root):
+    unpacked = os.path.isfile(root)
+    if unpacked:
         # a pack as gpu-pack.sh writes it: kernelsmith.tar.xz
         with tarfile.open(root) as tar:
             if hasattr(tarfile, "data_filter"):
@@ -946,6 +949,7 @@ def replay(args):
         outputs = [tuple(o) for o in case["outputs"]]
         ref = {name: read_npy(os.path.join(d, "expected", name + ".npy"))[2] for name, _, _ in outputs}
         count += 1
+        failed_before = len(failures)
         for target, bundle in sorted(case["bundles"].items()):
             images += 1
             # --device emu: each emulator's bundle on that emulator
@@ -960,10 +964,18 @@ def replay(args):
                                                           fail[1].replace("\n", "\n  ")), flush=True)
             elif args.v:
                 print("seed %d, %s image: ok (%s)" % (seed, target, case["sizes"]), flush=True)
+        if len(failures) == failed_before:
+            shutil.rmtree(os.path.join(outdir, str(seed)), ignore_errors=True)
+            if unpacked:
+                shutil.rmtree(d, ignore_errors=True)
+    if unpacked:
+        # the seeds not replayed (time limit)
+        for seed in cases[count:]:
+            shutil.rmtree(os.path.join(root, str(seed)), ignore_errors=True)
     print("kernelsmith: %d packed seeds replayed on %s (%d bundles), %d failed%s"
           % (count, args.device, images, len(failures), ": " + " ".join(failures) if failures else ""))
-    if not args.keep and not failures:
-        shutil.rmtree(outdir, ignore_errors=True)
+    if not failures:
+        shutil.rmtree(outdir if not args.keep else os.path.join(outdir, "packed"), ignore_errors=True)
     return 1 if failures else 0
 
 
