@@ -522,7 +522,7 @@ struct ConvertKilnGPUToEmuPass
       // bf16 conversions and ceildiv/floordiv expanded; maximumf/minimumf
       // stay, for LLVM's maximum/minimum (signed zeros ordered).
       RewritePatternSet patterns(ctx);
-      kiln::populateTruncF64ToHalfPatterns(patterns);
+      kiln::populateHalfF64ConversionPatterns(patterns);
       arith::populateExpandBFloat16Patterns(patterns);
       arith::populateCeilFloorDivExpandOpsPatterns(patterns);
       if (failed(applyPatternsGreedily(module, std::move(patterns))))

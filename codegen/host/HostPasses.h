@@ -27,11 +27,12 @@ namespace kiln {
 /// dialects; translation to LLVM IR).
 void registerHostDialects(mlir::DialectRegistry &registry);
 
+/// Conversions between f64 and the half types that x86 lacks:
 /// arith.truncf from f64 to f16 or bf16 (scalars or vectors) as a
-/// conversion to f32 rounded to odd, then to the narrow type: one rounding
-/// to nearest even (kiln-host-legalize-floats uses them; so does the
-/// emulator backend, whose x86 code has no f64 -> bf16 conversion either).
-void populateTruncF64ToHalfPatterns(mlir::RewritePatternSet &patterns);
+/// conversion to f32 rounded to odd, then to the narrow type (one rounding
+/// to nearest even), and arith.extf from bf16 to f64 through f32.
+/// kiln-host-legalize-floats uses them; so does the emulator backend.
+void populateHalfF64ConversionPatterns(mlir::RewritePatternSet &patterns);
 
 /// Registers convert-tile-to-host and the upstream passes the pipeline uses.
 void registerHostPipelinePasses();

@@ -21,7 +21,8 @@
 //    rounds to nearest even exactly as a direct conversion would (f32 keeps
 //    more than two extra bits). Round to nearest even twice would be wrong
 //    near the narrow type's ties, and LLVM would call libgcc's missing
-//    __truncdfbf2. Also used by the emulator backend.
+//    __truncdfbf2. bf16 -> f64 goes through f32 (exact; upstream's bf16
+//    expansion only widens to f32). Both also used by the emulator backend.
 //
 // 3. maximumf/minimumf as LLVM's maximum/minimum intrinsics (upstream
 //    arith-expand's compare-and-select form gets signed zeros wrong).
@@ -241,11 +242,26 @@ struct MinMaxToIntrinsic : OpRewritePattern<Op> {
   }
 };
 
+/// bf16 -> f64 (scalars or vectors) as bf16 -> f32 -> f64, both exact.
+struct ExtBF16ToF64 : OpRewritePattern<arith::ExtFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::ExtFOp op, PatternRewriter &r) const override {
+    if (!getElementTypeOrSelf(op.getIn().getType()).isBF16() ||
+        !getElementTypeOrSelf(op.getType()).isF64())
+      return failure();
+    Value f = arith::ExtFOp::create(
+        r, op.getLoc(), withElement(op.getType(), r.getF32Type()), op.getIn());
+    r.replaceOpWithNewOp<arith::ExtFOp>(op, op.getType(), f);
+    return success();
+  }
+};
+
 struct KilnHostLegalizeFloatsPass
     : kiln::impl::KilnHostLegalizeFloatsBase<KilnHostLegalizeFloatsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ExpandExtF, ExpandTruncF, TruncF64ToHalf, ViaF32<arith::FPToSIOp>,
+    patterns.add<ExpandExtF, ExpandTruncF, TruncF64ToHalf, ExtBF16ToF64,
+                 ViaF32<arith::FPToSIOp>,
                  ViaF32<arith::FPToUIOp>, ViaF32<arith::SIToFPOp>,
                  ViaF32<arith::UIToFPOp>,
                  MinMaxToIntrinsic<arith::MaximumFOp, LLVM::MaximumOp>,
@@ -257,8 +273,9 @@ struct KilnHostLegalizeFloatsPass
 };
 } // namespace
 
-void kiln::populateTruncF64ToHalfPatterns(RewritePatternSet &patterns) {
-  patterns.add<TruncF64ToHalf>(patterns.getContext(), /*benefit=*/2);
+void kiln::populateHalfF64ConversionPatterns(RewritePatternSet &patterns) {
+  patterns.add<TruncF64ToHalf, ExtBF16ToF64>(patterns.getContext(),
+                                             /*benefit=*/2);
 }
 
 namespace {

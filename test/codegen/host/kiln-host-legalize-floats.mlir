@@ -79,3 +79,12 @@ func.func @from_f64(%d: f64, %v: vector<4xf64>) -> (bf16, vector<4xbf16>, f16) {
   %h = arith.truncf %d : f64 to f16
   return %b, %w, %h : bf16, vector<4xbf16>, f16
 }
+
+// bf16 -> f64 (upstream's bf16 expansion widens to f32 only): through f32.
+// CHECK-LABEL: func.func @bf16_to_f64(
+// CHECK: %[[W:.*]] = arith.extf %{{.*}} : vector<4xbf16> to vector<4xf32>
+// CHECK: arith.extf %[[W]] : vector<4xf32> to vector<4xf64>
+func.func @bf16_to_f64(%v: vector<4xbf16>) -> vector<4xf64> {
+  %w = arith.extf %v : vector<4xbf16> to vector<4xf64>
+  return %w : vector<4xf64>
+}

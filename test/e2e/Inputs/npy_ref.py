@@ -14,7 +14,7 @@ standard library only (.npy files written and read by hand, no numpy).
                               reference computed from DIR/*.npy
   npy_ref.py ints FILE DTYPE COUNT LO HI
                               COUNT random integers in [LO, HI] as f32,
-                              f16 or i32 (exact in any summation order)
+                              f16, f64 or i32 (exact in any summation order)
 CASE: int_to_fp8, f64_to_half, int_to_bf16, vector_add, axpy_bf16, softmax, softmax_bf16, matmul, matmul_ptr,
 matmul_bf16, matmul_fp8, layer_norm, row_sum, row_max, attention, attention_causal,
 gelu, gelu_exact, row_cumsum, row_argmax, transpose, quantize_i8,
@@ -518,11 +518,11 @@ def check(case, d):
 
 
 def ints(path, dtype, count, lo, hi):
-    """COUNT random integers in [LO, HI] as a DTYPE (f32, f16, i32) .npy:
+    """COUNT random integers in [LO, HI] as a DTYPE (f32, f16, f64, i32) .npy:
     small integers keep sums and products exact in any order, so a GPU's
     result must equal the host's bit for bit."""
     rng = random.Random()
-    descr = {"f32": "<f4", "f16": "<f2", "i32": "<i4"}[dtype]
+    descr = {"f32": "<f4", "f16": "<f2", "f64": "<f8", "i32": "<i4"}[dtype]
     vals = [rng.randint(lo, hi) for _ in range(count)]
     write_npy(path, descr, [count], vals if dtype == "i32" else [float(v) for v in vals])
 
