@@ -194,13 +194,17 @@ class Gen:
             t = self.rng.choice(options)
             return self.emit("cast<%s>(%s)" % (t, a.name), t, a.shape, a.bound, a.frac, nonneg=a.nonneg)
         if r < 0.7 and a.ty in FLOATS:
-            if a.frac == 0 and a.fits(a.ty, frac=1):
+            rem = self.rng.random() < 0.3
+            if a.frac == 0 and a.fits(a.ty, frac=1) and not rem:
                 return self.emit("%s * %s" % (a.name, self.lit(a.ty, 0.5)), a.ty, a.shape,
                                  (a.bound + 1) // 2 + 1, 1, nonneg=a.nonneg)
-            if self.rng.random() < 0.3:
+            if rem:
                 # the C remainder: exact, the dividend's sign
                 k = self.rng.choice([1.0, 1.5, 2.0, 3.0])
-                return self.emit("%s %% %s" % (a.name, self.lit(a.ty, k)), a.ty, a.shape, int(k) + 1, a.frac,
+                frac = max(a.frac, 0 if k == int(k) else 1)  # 2 % 1.5 is 0.5
+                if not a.fits(a.ty, bound=int(k) + 1, frac=frac):
+                    return None
+                return self.emit("%s %% %s" % (a.name, self.lit(a.ty, k)), a.ty, a.shape, int(k) + 1, frac,
                                  nonneg=a.nonneg)
             fn = self.rng.choice(["floor", "ceil"])
             return self.emit("%s(%s)" % (fn, a.name), a.ty, a.shape, a.bound + 1, 0, nonneg=a.nonneg)
@@ -419,10 +423,12 @@ class Gen:
             ok = lambda v: v.fits(ty)
         if not (ok(a) and ok(b)):
             return None
-        # f32 without tf32 is scalar FMAs on most targets, unrolled: past a
-        # thousand per thread ptxas and LLVM take seconds to minutes (a known
-        # limit, docs/testing.md), which is not what this looks for
-        if ty == "f32" and not prec and \
+        # f32 without tf32 is scalar FMAs on most targets (with tf32 too on
+        # gfx11, which has no tf32 matrix instruction), unrolled: past a
+        # thousand per thread ptxas and LLVM take seconds to minutes and
+        # gigabytes (a known limit, docs/testing.md), which is not what this
+        # looks for
+        if ty == "f32" and \
                 self.dim(a.shape[0]) * self.dim(b.shape[1]) * k // (32 * self.warps) > 1024:
             return None
         if ty == "i8" and (a.frac or b.frac or a.ty in FLOATS and (a.frac or b.frac)):
