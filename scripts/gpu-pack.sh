@@ -79,7 +79,10 @@ if [ "$KS_SEEDS" -gt 0 ] && grep -qx nvptx-backend "$OUT/features" && grep -qx e
     fail "kernelsmith.py --pack failed (exit code $ks_rc)"
   fi
   ks_packed=$(find "$ks_tmp/kernelsmith" -name case.json | wc -l)
-  tar -C "$ks_tmp" -cJf "$OUT/kernelsmith.tar.xz" kernelsmith
+  # (Python's tarfile: no xz tool needed)
+  python3 -c 'import sys, tarfile
+with tarfile.open(sys.argv[1], "w:xz") as t:
+    t.add(sys.argv[2], "kernelsmith")' "$OUT/kernelsmith.tar.xz" "$ks_tmp/kernelsmith"
   rm -rf "$ks_tmp"
   ks_note="$ks_packed seeds in kernelsmith.tar.xz"
 elif [ "$KS_SEEDS" -gt 0 ]; then
