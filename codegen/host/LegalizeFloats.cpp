@@ -33,7 +33,10 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/host/HostPasses.h"
 
+#include "compiler/Dialect/KilnDialect.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -52,30 +55,19 @@ Value i32c(OpBuilder &b, Location l, uint32_t v) {
   return arith::ConstantOp::create(b, l, b.getI32IntegerAttr(int32_t(v)));
 }
 
-/// `type` (a scalar or a vector type) with element type `elem`.
-Type withElement(Type type, Type elem) {
-  if (auto v = dyn_cast<VectorType>(type))
-    return v.clone(elem);
-  return elem;
-}
-
-/// The i32 `v`, or a splat of it, of type `type`.
-Value i32Like(OpBuilder &b, Location l, Type type, uint32_t v) {
-  TypedAttr attr = b.getI32IntegerAttr(int32_t(v));
-  if (auto vt = dyn_cast<VectorType>(type))
-    attr = DenseElementsAttr::get(vt, attr);
-  return arith::ConstantOp::create(b, l, attr);
-}
-
 /// f64 (or a vector of f64) -> f32 rounded to odd: the f32 nearer zero,
 /// with its last mantissa bit set when the conversion is inexact. A NaN
 /// stays a NaN, and a value past f32's range stays infinite.
 Value truncateToF32Odd(OpBuilder &b, Location l, Value x) {
-  Type f32T = withElement(x.getType(), b.getF32Type());
-  Type i32T = withElement(x.getType(), b.getI32Type());
+  Type f32T = kiln::getTypeSameShape(x.getType(), b.getF32Type());
+  Type i32T = kiln::getTypeSameShape(x.getType(), b.getI32Type());
+  auto i32Like = [&](int64_t v) {
+    return createScalarOrSplatConstant(b, l, i32T, v);
+  };
   Value t = arith::TruncFOp::create(b, l, f32T, x);
   Value back = arith::ExtFOp::create(b, l, x.getType(), t);
-  // Inexact (NaN included); rounded away from zero: one step back.
+  // Inexact (a NaN too: it gets the odd bit, and stays a NaN); rounded
+  // away from zero: one step back.
   Value inexact =
       arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNE, back, x);
   Value zero = arith::ConstantOp::create(b, l, b.getZeroAttr(x.getType()));
@@ -87,20 +79,13 @@ Value truncateToF32Odd(OpBuilder &b, Location l, Value x) {
       arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, back, x));
   Value bits = arith::BitcastOp::create(b, l, i32T, t);
   Value stepped = arith::SelectOp::create(
-      b, l, away, arith::SubIOp::create(b, l, bits, i32Like(b, l, i32T, 1)),
-      bits);
-  Value odd = arith::OrIOp::create(b, l, stepped, i32Like(b, l, i32T, 1));
-  Value magnitude =
-      arith::AndIOp::create(b, l, bits, i32Like(b, l, i32T, 0x7fffffffu));
+      b, l, away, arith::SubIOp::create(b, l, bits, i32Like(1)), bits);
+  Value odd = arith::OrIOp::create(b, l, stepped, i32Like(1));
+  Value magnitude = arith::AndIOp::create(b, l, bits, i32Like(0x7fffffff));
   Value infinite = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
-                                         magnitude,
-                                         i32Like(b, l, i32T, 0x7f800000u));
-  Value keep = arith::OrIOp::create(
-      b, l, infinite,
-      arith::XOrIOp::create(
-          b, l, inexact,
-          arith::ConstantOp::create(b, l, b.getOneAttr(inexact.getType()))));
-  Value r = arith::SelectOp::create(b, l, keep, bits, odd);
+                                         magnitude, i32Like(0x7f800000));
+  Value r = arith::SelectOp::create(
+      b, l, infinite, bits, arith::SelectOp::create(b, l, inexact, odd, bits));
   return arith::BitcastOp::create(b, l, f32T, r);
 }
 
@@ -250,7 +235,8 @@ struct ExtBF16ToF64 : OpRewritePattern<arith::ExtFOp> {
         !getElementTypeOrSelf(op.getType()).isF64())
       return failure();
     Value f = arith::ExtFOp::create(
-        r, op.getLoc(), withElement(op.getType(), r.getF32Type()), op.getIn());
+        r, op.getLoc(), kiln::getTypeSameShape(op.getType(), r.getF32Type()),
+        op.getIn());
     r.replaceOpWithNewOp<arith::ExtFOp>(op, op.getType(), f);
     return success();
   }

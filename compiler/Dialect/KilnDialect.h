@@ -44,8 +44,8 @@ mlir::Type getPointeeType(mlir::Type ptrOrTileOfPtr);
 mlir::Type getPointeeTypeSameShape(mlir::Type ptrLike);
 
 /// `elementType` in the shape of `type`: `elementType` itself when `type` is
-/// a scalar, the tile of `elementType` of the same shape (and encoding) when
-/// it is a tile.
+/// a scalar, the tile (or vector) of `elementType` of the same shape (and
+/// encoding) when it is a tile (or vector).
 mlir::Type getTypeSameShape(mlir::Type type, mlir::Type elementType);
 
 /// `i1` or a tile of `i1` in the shape of `type` (the type of a mask).

@@ -62,8 +62,8 @@ Type kiln::getPointeeType(Type ptrOrTileOfPtr) {
 }
 
 Type kiln::getTypeSameShape(Type type, Type elementType) {
-  if (auto tile = dyn_cast<RankedTensorType>(type))
-    return tile.clone(elementType);
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    return shaped.clone(elementType);
   return elementType;
 }
 

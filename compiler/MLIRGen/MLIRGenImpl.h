@@ -67,13 +67,13 @@ public:
   mlir::Value emitScan(const dsl::CallExpr &e, llvm::StringRef name);
 
   //===--- building blocks ---===//
-  /// Converts a value of element kind `from` to element kind `to`
-  /// (language `cast` semantics).
   /// An integer (32 or 64 bits, scalar or tile) as f32 rounded to odd:
   /// truncated, the last kept bit set when inexact, so that rounding it to
   /// a narrower float (bf16) rounds once.
   mlir::Value intToF32RoundedToOdd(mlir::Value v, bool isSigned,
                                    mlir::Location loc);
+  /// Converts a value of element kind `from` to element kind `to`
+  /// (language `cast` semantics).
   mlir::Value convert(mlir::Value v, dsl::ScalarKind from, dsl::ScalarKind to,
                       mlir::Location loc);
   /// Broadcasts `v` (scalar or tile, language type `t`) to the shape of
