@@ -74,7 +74,9 @@ static bool fitsIn(uint64_t magnitude, bool negative, ScalarKind k) {
 }
 
 bool Sema::Impl::coerceLiteral(Expr &e, ScalarKind k) {
-  if (!e.type.isUntypedLiteral || !e.type.isScalar())
+  // Tiles too: `where(mask, 0, 1)` is an untyped literal of the mask's
+  // shape.
+  if (!e.type.isUntypedLiteral)
     return e.type.elem == k;
   bool ok = true;
   switch (e.getKind()) {
@@ -157,6 +159,21 @@ bool Sema::Impl::coerceLiteral(Expr &e, ScalarKind k) {
       diag.error(b.rhs->range, "integer division by zero");
       ok = false;
     }
+    break;
+  }
+  case ExprKind::Call: {
+    // where, maximum/minimum, elementwise min/max and fma of literals: every
+    // value operand takes the type (where's condition is a bool already).
+    auto &c = llvm::cast<CallExpr>(e);
+    bool isWhere = c.callee == "where";
+    if (isFp8(k) && !isWhere) {
+      diag.error(e.range, "a literal expression cannot be evaluated in " +
+                              spelling(k).str() + "; write its value");
+      ok = false;
+      break;
+    }
+    for (size_t i = isWhere ? 1 : 0; i < c.args.size(); ++i)
+      ok &= coerceLiteral(*c.args[i], k);
     break;
   }
   default:

@@ -149,6 +149,9 @@ class Gen:
         self.lines = []
         self.n = 0
         self.vals = []
+        self.depth = 0
+        self.in_loop = False
+        self.early = False
 
     # -- helpers --------------------------------------------------------
     def fresh(self):
@@ -472,10 +475,54 @@ class Gen:
         if r < 0.85:
             return self.reshape(a)
         if r < 0.9:
+            if self.depth < 2 and self.rng.random() < 0.5:
+                return self.branch_block(a)
             return self.branch(a)
         if self.dots_ok:
             return self.dot()
         return None
+
+    def condition(self):
+        """A runtime condition, uniform per program."""
+        conds = ["s0 > 0", "s0 == 1", "pid0 % 2 == 0", "pid1 < 1", "s0 < 0 || pid0 == 1"]
+        if self.in_loop:
+            conds += ["kb > 0", "kb == BN || s0 > 1"]
+        return self.rng.choice(conds)
+
+    def block(self, steps):
+        """`steps` steps in a nested block; its values are not seen after
+        it. Returns the values it made."""
+        saved, before = list(self.vals), len(self.vals)
+        self.depth += 1
+        for _ in range(steps):
+            self.step()
+        self.depth -= 1
+        made = self.vals[before:]
+        self.vals = saved
+        return made
+
+    def branch_block(self, a):
+        """A var of a's type and shape set in an `if` (and its `else`) from
+        values computed inside the branch: reductions, products and layout
+        changes under control flow."""
+        if a.ty == "bool":
+            return None
+        v = Val(self.fresh(), a.ty, a.shape, a.bound, a.frac, a.nonneg)
+        self.lines.append("    var %s = %s;" % (v.name, a.name))
+        self.lines.append("    if %s {" % self.condition())
+        arms = 2 if self.rng.random() < 0.5 else 1
+        for arm in range(arms):
+            if arm:
+                self.lines.append("    } else {")
+            made = self.block(self.rng.randint(1, 4))
+            ok = lambda x: x.ty == a.ty and broadcast(x.shape, a.shape) == a.shape
+            src = [x for x in made if ok(x)] or [x for x in self.vals if ok(x)]
+            x = self.rng.choice(src)
+            self.lines.append("    %s = %s;" % (v.name, x.name))
+            v.bound, v.frac, v.nonneg = max(v.bound, x.bound), max(v.frac, x.frac), v.nonneg and x.nonneg
+        self.lines.append("    }")
+        self.vals.append(v)
+        return v
 
     def branch(self, a):
         """A var set in an `if` on a runtime condition (uniform per program:
@@ -485,7 +532,7 @@ class Gen:
         b = self.pick(lambda v: v.ty == a.ty and broadcast(v.shape, a.shape) == a.shape)
         if b is None:
             return None
-        cond = self.rng.choice(["s0 > 0", "s0 == 1", "pid0 % 2 == 0", "pid1 < 1"])
+        cond = self.condition()
         v = Val(self.fresh(), a.ty, a.shape, max(a.bound, b.bound), max(a.frac, b.frac))
         self.lines.append("    var %s = %s;" % (v.name, a.name))
         if self.rng.random() < 0.5:
@@ -524,6 +571,14 @@ class Gen:
             self.lines.append("    let X%d = view(%s, [N, M], [1, N]);" % (i, p))
             return self.emit("load(X%d, [%s, pid0 * BM], [BN, BM])" % (i, col), ty, ("BN", "BM"),
                              self.data_bound)
+        if mode in ("view-3d", "view-3d-loop"):
+            # row pairs: [M / 2, 2, N] (an odd last row is outside it, read
+            # as zero), loaded as [BM / 2, 2, BN] and merged back
+            self.lines.append("    let X%d = view(%s, [M / 2, 2, N], [2 * N, N, 1]);" % (i, p))
+            half = self.canon(self.consts["BM"] // 2)
+            t = self.emit("load(X%d, [pid0 * (BM / 2), 0, %s], [BM / 2, 2, BN])" % (i, col), ty,
+                          (half, "2", "BN"), self.data_bound)
+            return self.emit("reshape(%s, [BM, BN])" % t.name, ty, ("BM", "BN"), self.data_bound)
         if mode == "view-s2":
             # every other row
             self.lines.append("    let X%d = view(%s, [(M + 1) / 2, N], [2 * N, 1]);" % (i, p))
@@ -568,14 +623,21 @@ class Gen:
                        "    let rm = pid0 * BM + arange(0, BM);",
                        "    let rn = pid1 * BN + arange(0, BN);",
                        "    let inb = (rm < M)[:, None] && (rn < N)[None, :];"]
+        modes = ["ptr", "ptr", "ptr", "view", "view", "view-t", "view-s2"] + (["view-3d"] if self.consts["BM"] >= 2 else [])
         for i, ty in enumerate(tys):
-            self.load_input(i, ty, rng.choice(["ptr", "ptr", "ptr", "view", "view", "view-t", "view-s2"]))
+            self.load_input(i, ty, rng.choice(modes))
+            if rng.random() < 0.25:
+                self.scalar_load(i, ty)
         self.vals.append(Val("rm", "i32", ("BM",), 1 << 12))
         self.vals.append(Val("pid0", "i32", (), 64))
         if rng.random() < 0.3:
             self.vals.append(Val("s0", "i32", (), 3))
             self.vals.append(Val("s1", "f32", (), 3))
-        for _ in range(rng.randint(6, 20)):
+        steps = rng.randint(6, 20)
+        stop = rng.randint(0, steps) if rng.random() < 0.15 else -1
+        for j in range(steps):
+            if j == stop:
+                self.early_return()
             self.step()
         if rng.random() < 0.25:
             self.atomics()
@@ -603,17 +665,23 @@ class Gen:
         # stage of 128x64 f64 tiles is 64 KiB per input); one stage has none
         stage = self.consts["BM"] * self.consts["BN"] * sum(WIDTH[t] // 8 for t in tys) + 32 * self.consts["BN"]
         self.stages = rng.choice([s for s in (1, 2, 2, 3, 4) if s == 1 or s * stage <= 96 * 1024])
+        self.loop_line = len(self.lines)
         self.lines.append("    for kb in range(0, N, BN) {")
+        self.in_loop = True
         self.lines.append("    let rn = kb + arange(0, BN);")
         self.lines.append("    let inb = (rm < M)[:, None] && (rn < N)[None, :];")
         for i, ty in enumerate(tys):
             # x0 is a [BM, BN] tile (the product's operand), the others may
             # come transposed
-            modes = ["ptr", "ptr", "view-loop", "view-loop"] + (["view-t-loop"] if i else [])
+            modes = ["ptr", "ptr", "view-loop", "view-loop"] + (["view-t-loop"] if i else []) + \
+                (["view-3d-loop"] if self.consts["BM"] >= 2 else [])
             self.load_input(i, ty, rng.choice(modes))
+            if rng.random() < 0.15:
+                self.scalar_load(i, ty)
         self.vals.append(Val("rm", "i32", ("BM",), 1 << 12))
         for _ in range(rng.randint(3, 12)):
             self.step()
+        carried = [self.carry() for _ in range(rng.choice([0, 0, 1, 2]))]
         # the row accumulator takes every value of BM rows nothing else
         # reads (the sinks: otherwise dead code), as row sums in f32
         cand = [v for v in self.vals if v.shape and v.shape[0] == "BM"]
@@ -660,7 +728,8 @@ class Gen:
             elif chain:
                 self.lines.append("    acc_e += acc_d;")
         self.lines.append("    }")
-        self.vals = [Val("acc_r", "f32", ("BM",), self.acc_bound, 1)]
+        self.in_loop = False
+        self.vals = [Val("acc_r", "f32", ("BM",), self.acc_bound, 1)] + [c for c in carried if c]
         if use_dot:
             self.vals.append(Val("acc_d", "f32", ("BM", "16"), 1 << 20, 1))
             if chain:
@@ -668,6 +737,57 @@ class Gen:
         for _ in range(rng.randint(0, 3)):
             self.step()
         self.store_outputs(rng.randint(1, 2), loop=True)
+
+    def carry(self):
+        """A var of any type and shape updated in every iteration of the
+        loop (at most 4), declared before it: layouts through the loop's
+        carried values."""
+        x = self.pick(lambda v: v.ty != "bool" and v.shape)
+        if x is None:
+            return None
+        c = Val(self.fresh(), x.ty, x.shape, x.bound, x.frac, x.nonneg)
+        r = self.rng.random()
+        if r < 0.4:
+            c.bound = 4 * x.bound
+            if not c.fits(c.ty):
+                return None
+            upd = "%s + %s" % (c.name, x.name)
+            if self.rng.random() < 0.5:
+                upd = None
+                self.lines.append("    %s += %s;" % (c.name, x.name))
+        elif r < 0.7:
+            upd = "%s(%s, %s)" % (self.rng.choice(["maximum", "minimum"]), c.name, x.name)
+        else:
+            # the last iteration's value where a condition holds
+            upd = "where(%s > %s, %s, %s)" % (x.name, self.lit(x.ty, 0), x.name, c.name)
+        if upd:
+            self.lines.append("    %s = %s;" % (c.name, upd))
+        self.lines.insert(self.loop_line, "    var %s = zeros<%s>([%s]);" % (c.name, c.ty, ", ".join(c.shape)))
+        self.loop_line += 1
+        c.nonneg = c.nonneg and x.nonneg  # zeros, then x's values (or their sums)
+        return c
+
+    def scalar_load(self, i, ty):
+        """One element of input i (a uniform scalar), sometimes masked, and
+        sometimes a tile filled with it."""
+        p = "x%d" % i
+        off = self.rng.choice(["(pid0 * 7 + 3) % (M * N)", "(M * N - 1) / 2", "(s0 * s0 + pid0) % (M * N)"])
+        other = self.lit(ty, 1)
+        if self.rng.random() < 0.4:
+            v = self.emit("load(%s + %s, mask = s0 > 0, other = %s)" % (p, off, other), ty, (),
+                          max(self.data_bound, 1))
+        else:
+            v = self.emit("load(%s + %s)" % (p, off), ty, (), self.data_bound)
+        if self.rng.random() < 0.5:
+            shape = self.rng.choice([("BM", "BN"), ("BM",), ("BN", "2")])
+            self.emit("full<%s>([%s], %s)" % (ty, ", ".join(shape), v.name), ty, shape, v.bound,
+                      nonneg=v.nonneg)
+
+    def early_return(self):
+        """Some programs stop here: their outputs keep the poison."""
+        cond = self.rng.choice(["s0 > 1", "pid0 == 1", "pid1 % 2 == 1 && s0 != 0", "pid0 + pid1 == 2"])
+        self.lines.append("    if %s { return; }" % cond)
+        self.early = True
 
     def atomics(self):
         """atomic_add / atomic_max / atomic_min of integer values (i32, u32,
@@ -685,6 +805,8 @@ class Gen:
         if not cands:
             return
         v = rng.choice(cands)
+        if v.ty in ("i32", "u32", "i64", "u64") and v.shape == ("BM", "BN") and rng.random() < 0.4:
+            return self.cas(v)
         fn = rng.choice(["atomic_add", "atomic_add"] + (["atomic_max", "atomic_min"] if v.ty != "f64" else []))
         o = "atom%d" % len(self.outputs)
         self.params.append("%s: *%s" % (o, v.ty))
@@ -700,6 +822,24 @@ class Gen:
         self.lines.append("    %s(%s + %s, %s%s);" % (fn, o, idx, v.name, mask))
         self.outputs.append((o, v.ty, ("1", "16")))
         self.zero_init.add(o)
+
+    def cas(self, v):
+        """Two rounds of atomic_cas on a zeroed [GM * BM, GN * BN] output,
+        one element per lane (so no order matters): 0 -> v where v > 0,
+        then v -> v + 1 where v is odd. The second round's old values are
+        stored too."""
+        o, olds = "atom%d" % len(self.outputs), "old%d" % len(self.outputs)
+        self.params += ["%s: *%s" % (o, v.ty), "%s: *%s" % (olds, v.ty)]
+        ptrs = "%s + (pid0 * BM + arange(0, BM))[:, None] * (GN * BN) + (pid1 * BN + arange(0, BN))[None, :]"
+        z, one = self.lit(v.ty, 0), self.lit(v.ty, 1)
+        self.lines.append("    atomic_cas(%s, where(%s > %s, %s, %s), %s);"
+                          % (ptrs % o, v.name, z, z, one, v.name))
+        self.lines.append("    let %s_v = atomic_cas(%s, where(%s %% 2 != %s, %s, %s), %s + %s);"
+                          % (olds, ptrs % o, v.name, z, v.name, z, v.name, one))
+        self.lines.append("    store(%s, %s_v);" % (ptrs % olds, olds))
+        for name in (o, olds):
+            self.outputs.append((name, v.ty, ("GM*BM", "GN*BN")))
+            self.zero_init.add(name)
 
     def unread(self, vals):
         """The values of `vals` that no statement reads (yet): the ends of
@@ -858,9 +998,10 @@ def run_image(kiln_run, bundle, dev, d, argv, outputs, od, wrapper=()):
     return {name: read_npy(os.path.join(od, name + ".npy"))[2] for name, _, _ in outputs}, None
 
 
-def compare(ref, got, outputs, dev):
+def compare(ref, got, outputs, dev, poison_ok=False):
     """None when every output of `got` equals the host's `ref` bit for bit
-    (NaN equals NaN), else (kind of failure, message)."""
+    (NaN equals NaN), else (kind of failure, message). Unless poison_ok
+    (programs may return early), a NaN the host left is a failure too."""
     for name, ty, cols in outputs:
         a, b = ref[name], got[name]
         bad = [i for i, (x, y) in enumerate(zip(a, b)) if not (x == y or x != x and y != y)]
@@ -869,7 +1010,7 @@ def compare(ref, got, outputs, dev):
                 name, len(bad), len(a), ", ".join("[%d, %d] host %r %s %r" % (i // cols, i % cols, a[i], dev, b[i])
                                                  for i in bad[:4]))
             return "mismatch on %s" % dev, msg
-        if any(x != x for x in a) and ty not in INTS:
+        if any(x != x for x in a) and ty not in INTS and not poison_ok:
             return "host left NaN", "%s holds NaN (poison not overwritten?)" % name
     return None
 
@@ -895,13 +1036,14 @@ def one(seed, args, workdir):
         if fail:
             return fail + (d,)
         if dev != "host":
-            fail = compare(results["host"], results[dev], outputs, dev)
+            fail = compare(results["host"], results[dev], outputs, dev, g.early)
             if fail:
                 return fail + (d,)
     if args.pack:
         # the images for the GPU, one bundle per target (a device runs the
         # best image of a bundle: one each, so that every target's code runs)
-        case = {"seed": seed, "argv": argv, "outputs": outputs, "sizes": sizes, "bundles": {}}
+        case = {"seed": seed, "argv": argv, "outputs": outputs, "sizes": sizes, "bundles": {},
+                "poison_ok": g.early}
         for t in args.pack_targets:
             name = "k-%s.kpack" % t.replace(":", "_")
             fail = compile_seed(g, d, [t], args.kiln, os.path.join(d, name))
@@ -963,7 +1105,8 @@ def replay(args):
             od = os.path.join(outdir, str(seed), "out-" + target.replace(":", "_"))
             got, fail = run_image(args.kiln_run, os.path.join(d, bundle), dev, d, case["argv"],
                                   outputs, od, wrapper)
-            fail = fail or compare(ref, got, outputs, "%s (%s image)" % (dev, target))
+            fail = fail or compare(ref, got, outputs, "%s (%s image)" % (dev, target),
+                                   case.get("poison_ok", False))
             if fail:
                 failures.append("%d/%s" % (seed, target))
                 print("seed %d, %s image: %s (%s)\n  %s" % (seed, target, fail[0], d,
