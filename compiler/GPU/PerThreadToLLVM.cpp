@@ -126,12 +126,21 @@ Value kiln::gpu::lowerAtomicCAS(OpBuilder &b, AtomicCASOp op, Value ptr,
   auto toInt = [&](Value v) -> Value {
     return type.isInteger() ? v : LLVM::BitcastOp::create(b, loc, asInt, v);
   };
-  auto cas = LLVM::AtomicCmpXchgOp::create(
-      b, loc, ptr, toInt(op.getCmp()), toInt(op.getVal()),
-      LLVM::AtomicOrdering::acq_rel, LLVM::AtomicOrdering::acquire,
-      scope.empty() ? StringRef() : scope);
-  Value old = LLVM::ExtractValueOp::create(b, loc, cas, ArrayRef<int64_t>{0});
-  return type.isInteger() ? old : LLVM::BitcastOp::create(b, loc, type, old);
+  return buildGuarded(
+      b, loc, op.getMask(), type,
+      [&](OpBuilder &bb) -> Value {
+        auto cas = LLVM::AtomicCmpXchgOp::create(
+            bb, loc, ptr, toInt(op.getCmp()), toInt(op.getVal()),
+            LLVM::AtomicOrdering::acq_rel, LLVM::AtomicOrdering::acquire,
+            scope.empty() ? StringRef() : scope);
+        Value old =
+            LLVM::ExtractValueOp::create(bb, loc, cas, ArrayRef<int64_t>{0});
+        return type.isInteger() ? old
+                                : LLVM::BitcastOp::create(bb, loc, type, old);
+      },
+      [&](OpBuilder &bb) -> Value {
+        return LLVM::ZeroOp::create(bb, loc, type);
+      });
 }
 
 /// The dynamic shared array's symbol (declareDynamicShared).

@@ -299,87 +299,91 @@ struct StorePattern : ThreadPattern<kiln::StoreOp> {
   }
 };
 
-/// Atomics: one `kiln_gpu.atomic_rmw` / `atomic_cas` per register (copies
-/// of an element held by several threads act once: only the owner).
-struct AtomicRMWPattern : ThreadPattern<kiln::AtomicRMWOp> {
-  using ThreadPattern::ThreadPattern;
+/// Atomics: one `kiln_gpu.atomic_rmw` / `atomic_cas` per register. An
+/// element held in copies by several threads is updated once, by its owner
+/// (a copy compare-and-swapping again would see the owner's swap), and the
+/// copies take the owner's old value; a scalar atomic happens once per
+/// program, in thread 0, and every thread gets the old value.
+template <typename OpTy>
+struct AtomicPattern : ThreadPattern<OpTy> {
+  using ThreadPattern<OpTy>::ThreadPattern;
+  using OpAdaptor = typename OpTy::Adaptor;
+
+  /// The operands of one element's atomic, pointer first, and the mask.
+  virtual SmallVector<Value> operands(OpAdaptor adaptor) const = 0;
+  virtual Value mask(OpAdaptor adaptor) const = 0;
+  /// One element's atomic on `ops` (scalars) under `mask` (may be null).
+  virtual Value atomic(OpBuilder &b, Location loc, OpTy op, Type type,
+                       ArrayRef<Value> ops, Value mask) const = 0;
+
   LogicalResult
-  matchAndRewrite(kiln::AtomicRMWOp op, OpAdaptor adaptor,
+  matchAndRewrite(OpTy op, OpAdaptor adaptor,
                   ConversionPatternRewriter &b) const override {
     Location loc = op.getLoc();
-    StringRef kind = kiln::stringifyAtomicRMWKind(op.getKind());
+    SmallVector<Value> ops = operands(adaptor);
+    Value userMask = mask(adaptor);
     auto ptrType = dyn_cast<RankedTensorType>(op.getPtr().getType());
     if (!ptrType) {
-      // A scalar atomic happens once per program, in thread 0; every
-      // thread gets the old value.
       b.replaceOp(op, broadcastFromThreadZero(b, loc, [&](OpBuilder &bb) {
-        return kiln::gpu::AtomicRMWOp::create(
-            bb, loc, adaptor.getVal().getType(), bb.getStringAttr(kind),
-            adaptor.getPtr(), adaptor.getVal(), adaptor.getMask());
+        return atomic(bb, loc, op, ops.back().getType(), ops, userMask);
       }));
       return success();
     }
     LinearLayout l = getLinearLayout(ptrType);
     Value owner = ownerPredicate(b, loc, l);
     uint32_t copies = l.getFreeVariableMask(dims::kRegister);
-    auto vt = cast<VectorType>(adaptor.getVal().getType());
+    auto vt = cast<VectorType>(ops.back().getType());
     SmallVector<Value> results;
-    SmallVector<Value> done(vt.getNumElements());
     for (int64_t r = 0; r < vt.getNumElements(); ++r) {
       int64_t first = int64_t(uint32_t(r) & ~copies);
       if (first != r) {
         results.push_back(results[first]);
         continue;
       }
-      Value mask = adaptor.getMask()
-                       ? extractElement(b, loc, adaptor.getMask(), r)
-                       : Value();
+      SmallVector<Value> scalars;
+      for (Value v : ops)
+        scalars.push_back(extractElement(b, loc, v, r));
+      Value m = userMask ? extractElement(b, loc, userMask, r) : Value();
       if (owner)
-        mask = mask ? arith::AndIOp::create(b, loc, mask, owner) : owner;
-      results.push_back(kiln::gpu::AtomicRMWOp::create(
-          b, loc, vt.getElementType(), b.getStringAttr(kind),
-          extractElement(b, loc, adaptor.getPtr(), r),
-          extractElement(b, loc, adaptor.getVal(), r), mask));
+        m = m ? arith::AndIOp::create(b, loc, m, owner) : owner;
+      results.push_back(
+          atomic(b, loc, op, vt.getElementType(), scalars, m));
     }
-    // Threads holding copies did not do the atomic: they take the old
-    // value from the owner.
     Value old = vector::FromElementsOp::create(b, loc, vt, results);
-    b.replaceOp(op, broadcastFromOwners(b, loc, *c.target, old, l));
+    // The copies' old values come through shared memory: only when the
+    // program reads them.
+    if (!op->use_empty())
+      old = broadcastFromOwners(b, loc, *this->c.target, old, l);
+    b.replaceOp(op, old);
     return success();
   }
 };
 
-struct AtomicCASPattern : ThreadPattern<kiln::AtomicCASOp> {
-  using ThreadPattern::ThreadPattern;
-  LogicalResult
-  matchAndRewrite(kiln::AtomicCASOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &b) const override {
-    Location loc = op.getLoc();
-    auto ptrType = dyn_cast<RankedTensorType>(op.getPtr().getType());
-    if (!ptrType) {
-      b.replaceOp(op, broadcastFromThreadZero(b, loc, [&](OpBuilder &bb) {
-        return kiln::gpu::AtomicCASOp::create(
-            bb, loc, adaptor.getVal().getType(), adaptor.getPtr(),
-            adaptor.getCmp(), adaptor.getVal());
-      }));
-      return success();
-    }
-    // Copies would swap twice: the GPU stage gives tiles of CAS targets a
-    // layout without copies only by chance, so refuse the others.
-    LinearLayout l = getLinearLayout(ptrType);
-    if (!l.isInjective())
-      return op.emitOpError("compare-and-swap on a tile held in copies by "
-                            "several threads is not supported yet");
-    auto vt = cast<VectorType>(adaptor.getVal().getType());
-    SmallVector<Value> results;
-    for (int64_t r = 0; r < vt.getNumElements(); ++r)
-      results.push_back(kiln::gpu::AtomicCASOp::create(
-          b, loc, vt.getElementType(),
-          extractElement(b, loc, adaptor.getPtr(), r),
-          extractElement(b, loc, adaptor.getCmp(), r),
-          extractElement(b, loc, adaptor.getVal(), r)));
-    b.replaceOpWithNewOp<vector::FromElementsOp>(op, vt, results);
-    return success();
+struct AtomicRMWPattern : AtomicPattern<kiln::AtomicRMWOp> {
+  using AtomicPattern::AtomicPattern;
+  SmallVector<Value> operands(OpAdaptor adaptor) const override {
+    return {adaptor.getPtr(), adaptor.getVal()};
+  }
+  Value mask(OpAdaptor adaptor) const override { return adaptor.getMask(); }
+  Value atomic(OpBuilder &b, Location loc, kiln::AtomicRMWOp op, Type type,
+               ArrayRef<Value> ops, Value mask) const override {
+    return kiln::gpu::AtomicRMWOp::create(
+        b, loc, type,
+        b.getStringAttr(kiln::stringifyAtomicRMWKind(op.getKind())), ops[0],
+        ops[1], mask);
+  }
+};
+
+struct AtomicCASPattern : AtomicPattern<kiln::AtomicCASOp> {
+  using AtomicPattern::AtomicPattern;
+  SmallVector<Value> operands(OpAdaptor adaptor) const override {
+    return {adaptor.getPtr(), adaptor.getCmp(), adaptor.getVal()};
+  }
+  Value mask(OpAdaptor) const override { return Value(); }
+  Value atomic(OpBuilder &b, Location loc, kiln::AtomicCASOp, Type type,
+               ArrayRef<Value> ops, Value mask) const override {
+    return kiln::gpu::AtomicCASOp::create(b, loc, type, ops[0], ops[1],
+                                          ops[2], mask);
   }
 };
 

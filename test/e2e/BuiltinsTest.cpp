@@ -440,6 +440,23 @@ TEST_F(Builtins, Atomics) {
   }
 }
 
+TEST_F(Builtins, CompareAndSwapTile) {
+  auto K = kernel("builtins", "cas_tile");
+  Buffer Slots = upload(std::vector<int32_t>(16, 0)),
+         Old = poisoned<int32_t>(33 + Pad, PoisonInt);
+  launch(K, {Arg::pointer(Slots), Arg::pointer(Old)});
+  auto S = download<int32_t>(Slots, 16);
+  auto O = download<int32_t>(Old, 33 + Pad);
+  for (int32_t I = 0; I < 16; ++I) {
+    EXPECT_EQ(S[I], I % 2 == 0 ? 100 + I : I + 1) << "slots[" << I << "]";
+    EXPECT_EQ(O[I], I + 1) << "old[" << I << "]";
+    EXPECT_EQ(O[31 - I], I + 1) << "old[" << 31 - I << "]";
+  }
+  EXPECT_EQ(O[32], 136) << "sum of the old values";
+  for (size_t I = 33; I < 33 + Pad; ++I)
+    ASSERT_EQ(uint32_t(O[I]), 0xABABABABu);
+}
+
 TEST_F(Builtins, Dots) {
   // In a bundle of its own, for the host only (test/e2e/CMakeLists.txt).
   auto K = kernel("builtins", "dots");

@@ -152,6 +152,7 @@ class Gen:
         self.depth = 0
         self.in_loop = False
         self.early = False
+        self.carry_regs = 0
 
     # -- helpers --------------------------------------------------------
     def fresh(self):
@@ -573,7 +574,9 @@ class Gen:
                              self.data_bound)
         if mode in ("view-3d", "view-3d-loop"):
             # row pairs: [M / 2, 2, N] (an odd last row is outside it, read
-            # as zero), loaded as [BM / 2, 2, BN] and merged back
+            # as zero), loaded as [BM / 2, 2, BN] and merged back; BM >= 4:
+            # a dimension BM / 2 of 1 would broadcast in one variant only,
+            # which the language refuses
             self.lines.append("    let X%d = view(%s, [M / 2, 2, N], [2 * N, N, 1]);" % (i, p))
             half = self.canon(self.consts["BM"] // 2)
             t = self.emit("load(X%d, [pid0 * (BM / 2), 0, %s], [BM / 2, 2, BN])" % (i, col), ty,
@@ -623,7 +626,7 @@ class Gen:
                        "    let rm = pid0 * BM + arange(0, BM);",
                        "    let rn = pid1 * BN + arange(0, BN);",
                        "    let inb = (rm < M)[:, None] && (rn < N)[None, :];"]
-        modes = ["ptr", "ptr", "ptr", "view", "view", "view-t", "view-s2"] + (["view-3d"] if self.consts["BM"] >= 2 else [])
+        modes = ["ptr", "ptr", "ptr", "view", "view", "view-t", "view-s2"] + (["view-3d"] if self.consts["BM"] >= 4 else [])
         for i, ty in enumerate(tys):
             self.load_input(i, ty, rng.choice(modes))
             if rng.random() < 0.25:
@@ -674,7 +677,7 @@ class Gen:
             # x0 is a [BM, BN] tile (the product's operand), the others may
             # come transposed
             modes = ["ptr", "ptr", "view-loop", "view-loop"] + (["view-t-loop"] if i else []) + \
-                (["view-3d-loop"] if self.consts["BM"] >= 2 else [])
+                (["view-3d-loop"] if self.consts["BM"] >= 4 else [])
             self.load_input(i, ty, rng.choice(modes))
             if rng.random() < 0.15:
                 self.scalar_load(i, ty)
@@ -745,6 +748,15 @@ class Gen:
         x = self.pick(lambda v: v.ty != "bool" and v.shape)
         if x is None:
             return None
+        # registers per thread the loop carries (beside the products'):
+        # past 255 a variant is dropped
+        n = 1
+        for d in x.shape:
+            n *= self.dim(d)
+        regs = n * max(1, WIDTH[x.ty] // 32) // (32 * self.warps)
+        if self.carry_regs + regs > 48:
+            return None
+        self.carry_regs += regs
         c = Val(self.fresh(), x.ty, x.shape, x.bound, x.frac, x.nonneg)
         r = self.rng.random()
         if r < 0.4:

@@ -662,17 +662,22 @@ def KilnGPU_AtomicCASOp : KilnGPU_Op<"atomic_cas",
     [AllTypesMatch<["cmp", "val", "result"]>]> {
   let summary = "atomic compare-and-swap of one global element";
   let description = [{
-    Atomically replaces the element at `addr` by `val` if it equals `cmp`
-    (bitwise), acquire-release at device scope; yields the old value.
+    When `mask` is true (or absent), atomically replaces the element at
+    `addr` by `val` if it equals `cmp` (bitwise), acquire-release at device
+    scope, and yields the old value; otherwise does nothing and yields
+    zero.
 
     ```mlir
-    %old = kiln_gpu.atomic_cas %addr, %cmp, %v : i32
+    %old = kiln_gpu.atomic_cas %addr, %cmp, %v, mask %m : i32
     ```
   }];
   let arguments = (ins I64:$addr, AnyTypeOf<[AnyInteger, AnyFloat]>:$cmp,
-                       AnyTypeOf<[AnyInteger, AnyFloat]>:$val);
+                       AnyTypeOf<[AnyInteger, AnyFloat]>:$val,
+                       Optional<I1>:$mask);
   let results = (outs AnyTypeOf<[AnyInteger, AnyFloat]>:$result);
-  let assemblyFormat = "$addr `,` $cmp `,` $val attr-dict `:` type($val)";
+  let assemblyFormat = [{
+    $addr `,` $cmp `,` $val (`,` `mask` $mask^)? attr-dict `:` type($val)
+  }];
 }
 
 //===----------------------------------------------------------------------===//

@@ -74,6 +74,13 @@ module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
 // CHECK-LABEL: llvm.func @effects(
 // CHECK: llvm.atomicrmw fadd %{{.*}}, %{{.*}} syncscope("device") acq_rel : !llvm.ptr<1>, f32
 // CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") acq_rel acquire : !llvm.ptr<1>, i32
+// A masked one (only the owner of an element held in copies swaps) is
+// branched around; elsewhere its value is zero.
+// CHECK: llvm.cond_br %{{.*}}, ^[[CAS:bb[0-9]+]], ^[[SKIP:bb[0-9]+]]
+// CHECK-NEXT: ^[[CAS]]:
+// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") acq_rel acquire : !llvm.ptr<1>, i32
+// CHECK: ^[[SKIP]]:
+// CHECK-NEXT: llvm.br ^{{.*}}(%{{.*}} : f32)
 // CHECK: llvm.fpext %{{.*}} : f32 to f64
 // CHECK: llvm.call @vprintf(
 // CHECK: llvm.intr.trap
@@ -81,6 +88,7 @@ module attributes {kiln_gpu.target = "sm_80", kiln_gpu.warps = 4 : i32} {
   func.func @effects(%p: i64, %x: f32, %m: i1) attributes {kiln.kernel} {
     %old = kiln_gpu.atomic_rmw "add" %p, %x, mask %m : f32
     %s = kiln_gpu.atomic_cas %p, %x, %x : f32
+    %sm = kiln_gpu.atomic_cas %p, %x, %x, mask %m : f32
     kiln_gpu.printf "x = %g\n" (%x : f32)
     kiln_gpu.trap
     return
