@@ -11,7 +11,8 @@
 // copies. Conversions of loaded data, reductions and matrix products stay.
 // Then a conversion feeding a narrowing cast moves after it (fewer bytes
 // to move), and a loop-carried tile that its loop computes from values
-// converted in from one layout moves to that layout (retypeLoopCarried).
+// converted in from one layout moves to that layout unless it would hold
+// many more registers per thread there (retypeLoopCarried).
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +40,9 @@ using namespace kiln::gpu;
 namespace {
 
 constexpr unsigned kMaxChain = 16;
+/// Registers per thread a loop-carried tile may take in a new layout
+/// whatever it took before (an eighth of a thread's register file).
+constexpr int32_t kFewRegisters = 32;
 
 /// What can be computed again in another layout: ops that compute in any
 /// layout, and the shape ops and conversions between them.
@@ -188,7 +192,21 @@ bool retypeLoopCarried(scf::ForOp loop, unsigned i) {
   }
   if (!reachesArg || inputs.empty())
     return false;
-  // Y: the layout most inputs convert from.
+  // Y: the layout most inputs convert from, among those holding no more
+  // registers per thread than X or few (a row count in a reduction's slice
+  // may take 2 instead of 1): a matrix operand's layout repeats B in every
+  // warp along M, and a tile carried in it (`s += trans(x)` beside a
+  // product of trans(x)) took 8 times the registers, 256, and dropped the
+  // kernel's every variant.
+  auto registers = [&](Attribute l) {
+    return getLinearLayout(RankedTensorType::get(type.getShape(),
+                                                 type.getElementType(), l))
+        .getInDimSize(dims::kRegister);
+  };
+  auto affordable = [&](Attribute l) {
+    int32_t n = registers(l);
+    return n <= registers(x) || n <= kFewRegisters;
+  };
   DenseMap<Attribute, unsigned> votes;
   for (ConvertLayoutOp c : inputs)
     ++votes[c.getSrc().getType().getEncoding()];
@@ -196,7 +214,7 @@ bool retypeLoopCarried(scf::ForOp loop, unsigned i) {
   unsigned best = 0;
   for (ConvertLayoutOp c : inputs) {
     Attribute l = c.getSrc().getType().getEncoding();
-    if (l != x && votes[l] > best)
+    if (l != x && votes[l] > best && affordable(l))
       y = l, best = votes[l];
   }
   if (!y)

@@ -153,6 +153,7 @@ class Gen:
         self.in_loop = False
         self.early = False
         self.carry_regs = 0
+        self.loop_vars = []
 
     # -- helpers --------------------------------------------------------
     def fresh(self):
@@ -476,8 +477,11 @@ class Gen:
         if r < 0.85:
             return self.reshape(a)
         if r < 0.9:
-            if self.depth < 2 and self.rng.random() < 0.5:
+            r2 = self.rng.random()
+            if self.depth < 2 and r2 < 0.35:
                 return self.branch_block(a)
+            if self.depth < 2 and r2 < 0.6:
+                return self.inner_loop(a)
             return self.branch(a)
         if self.dots_ok:
             return self.dot()
@@ -488,7 +492,48 @@ class Gen:
         conds = ["s0 > 0", "s0 == 1", "pid0 % 2 == 0", "pid1 < 1", "s0 < 0 || pid0 == 1"]
         if self.in_loop:
             conds += ["kb > 0", "kb == BN || s0 > 1"]
+        for j in self.loop_vars:
+            conds += ["%s == 1" % j, "%s %% 2 == 0 && s0 != 2" % j]
         return self.rng.choice(conds)
+
+    def inner_loop(self, a):
+        """A `for` loop inside the program (constant or runtime trip count,
+        at most 5) computing from its variable and updating a var of a's
+        type and shape: shared memory and barriers inside loops, layouts
+        of carried values, nested in the column loop too."""
+        if a.ty == "bool" or not a.shape:
+            return None
+        bound, trips = self.rng.choice([("3", 3), ("1", 1), ("s0 + 2", 5), ("pid0 % 3 + 1", 3)])
+        j = "j%d" % (self.n + 1)
+        v = Val(self.fresh(), a.ty, a.shape, a.bound, a.frac, a.nonneg)
+        self.lines.append("    var %s = %s;" % (v.name, a.name))
+        self.lines.append("    for %s in range(0, %s) {" % (j, bound))
+        saved = list(self.vals)
+        self.vals.append(Val(j, "i32", (), trips, nonneg=True))
+        self.loop_vars.append(j)
+        made = self.block(self.rng.randint(1, 4))
+        self.loop_vars.pop()
+        ok = lambda x: x.ty == a.ty and x.ty != "bool" and broadcast(x.shape, a.shape) == a.shape
+        src = [x for x in made if ok(x)] or [x for x in self.vals if ok(x)]
+        self.vals = saved
+        x = self.rng.choice(src)
+        r = self.rng.random()
+        if r < 0.4 and Val("", v.ty, v.shape, v.bound + trips * x.bound, max(v.frac, x.frac),
+                           v.nonneg and x.nonneg).fits(v.ty):
+            self.lines.append("    %s += %s;" % (v.name, x.name))
+            v.bound += trips * x.bound
+        elif r < 0.7:
+            fn = self.rng.choice(["maximum", "minimum"])
+            self.lines.append("    %s = %s(%s, %s);" % (v.name, fn, v.name, x.name))
+            v.bound = max(v.bound, x.bound)
+        else:
+            self.lines.append("    %s = where(%s > %s, %s, %s);" % (v.name, x.name, self.lit(x.ty, 0), x.name,
+                                                                    v.name))
+            v.bound = max(v.bound, x.bound)
+        v.frac, v.nonneg = max(v.frac, x.frac), v.nonneg and x.nonneg
+        self.lines.append("    }")
+        self.vals.append(v)
+        return v
 
     def block(self, steps):
         """`steps` steps in a nested block; its values are not seen after
