@@ -501,8 +501,8 @@ class Gen:
         at most 5) computing from its variable and updating a var of a's
         type and shape: shared memory and barriers inside loops, layouts
         of carried values, nested in the column loop too."""
-        if a.ty == "bool" or not a.shape:
-            return None
+        if a.ty == "bool" or not a.shape or self.registers(a) > 32:
+            return None  # the loop carries it: past 255 registers, no variant
         bound, trips = self.rng.choice([("3", 3), ("1", 1), ("s0 + 2", 5), ("pid0 % 3 + 1", 3)])
         j = "j%d" % (self.n + 1)
         v = Val(self.fresh(), a.ty, a.shape, a.bound, a.frac, a.nonneg)
@@ -795,10 +795,7 @@ class Gen:
             return None
         # registers per thread the loop carries (beside the products'):
         # past 255 a variant is dropped
-        n = 1
-        for d in x.shape:
-            n *= self.dim(d)
-        regs = n * max(1, WIDTH[x.ty] // 32) // (32 * self.warps)
+        regs = self.registers(x)
         if self.carry_regs + regs > 48:
             return None
         self.carry_regs += regs
@@ -823,6 +820,13 @@ class Gen:
         self.loop_line += 1
         c.nonneg = c.nonneg and x.nonneg  # zeros, then x's values (or their sums)
         return c
+
+    def registers(self, v):
+        """Registers per thread a tile value takes (no copies)."""
+        n = 1
+        for d in v.shape:
+            n *= self.dim(d)
+        return n * max(1, WIDTH.get(v.ty, 32) // 32) // (32 * self.warps)
 
     def scalar_load(self, i, ty):
         """One element of input i (a uniform scalar), sometimes masked, and
