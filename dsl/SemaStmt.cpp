@@ -55,9 +55,17 @@ void Sema::Impl::checkStmt(Stmt &s) {
   }
 }
 
+/// Whether two dimensions may be the same size: equal, or one of them
+/// depends on const params (then each variant's sizes are checked after
+/// specialization, as for operators: docs/language.md 6.4).
+static bool mayBeEqual(const Dim &a, const Dim &b) {
+  return a == b || !a.isKnown() || !b.isKnown();
+}
+
 /// True if `value` (already checked) may be stored in a variable of type
 /// `target`: same element type after literal adaptation, and a shape that
-/// broadcasts to the target's.
+/// broadcasts to the target's (in every variant, where sizes depend on
+/// const params: `acc = load(p + arange(0, 64))` into a `[BM]` var).
 static bool assignable(Sema::Impl &s, Expr &value, const Type &target) {
   Type vt = value.type;
   if (vt.isInvalid() || target.isInvalid())
@@ -79,7 +87,7 @@ static bool assignable(Sema::Impl &s, Expr &value, const Type &target) {
   size_t off = target.shape.size() - vt.shape.size();
   for (size_t i = 0; i < vt.shape.size(); ++i) {
     const Dim &a = vt.shape[i], &b = target.shape[off + i];
-    if (a != b && !(a.isKnown() && a.value == 1))
+    if (!mayBeEqual(a, b) && !(a.isKnown() && a.value == 1))
       return false;
   }
   return true;
@@ -153,7 +161,12 @@ void Sema::Impl::checkAssign(AssignStmt &s) {
     Type rt = combineBinary(*s.compound, &lhs, *s.value, s.opLoc);
     if (rt.isInvalid())
       return;
-    if (rt != target)
+    bool sameShape = rt.isTile() == target.isTile() &&
+                     rt.shape.size() == target.shape.size();
+    for (size_t i = 0; sameShape && i < rt.shape.size(); ++i)
+      sameShape = mayBeEqual(rt.shape[i], target.shape[i]);
+    if (rt.elem != target.elem || rt.isPointer != target.isPointer ||
+        rt.kind != target.kind || !sameShape)
       diag.error(s.range, "'" + s.name + " " + spelling(*s.compound).str() +
                               "= ...' changes the type of '" + s.name +
                               "' from " + target.str() + " to " + rt.str());
