@@ -62,6 +62,18 @@ static bool mayBeEqual(const Dim &a, const Dim &b) {
   return a == b || !a.isKnown() || !b.isKnown();
 }
 
+/// Whether two types may be the same in every variant: equal but for
+/// dimensions of which one depends on const params.
+static bool maybeSameType(const Type &a, const Type &b) {
+  if (a.kind != b.kind || a.elem != b.elem || a.isPointer != b.isPointer ||
+      a.rank != b.rank || a.shape.size() != b.shape.size())
+    return false;
+  for (size_t i = 0; i < a.shape.size(); ++i)
+    if (!mayBeEqual(a.shape[i], b.shape[i]))
+      return false;
+  return true;
+}
+
 /// True if `value` (already checked) may be stored in a variable of type
 /// `target`: same element type after literal adaptation, and a shape that
 /// broadcasts to the target's (in every variant, where sizes depend on
@@ -161,12 +173,7 @@ void Sema::Impl::checkAssign(AssignStmt &s) {
     Type rt = combineBinary(*s.compound, &lhs, *s.value, s.opLoc);
     if (rt.isInvalid())
       return;
-    bool sameShape = rt.isTile() == target.isTile() &&
-                     rt.shape.size() == target.shape.size();
-    for (size_t i = 0; sameShape && i < rt.shape.size(); ++i)
-      sameShape = mayBeEqual(rt.shape[i], target.shape[i]);
-    if (rt.elem != target.elem || rt.isPointer != target.isPointer ||
-        rt.kind != target.kind || !sameShape)
+    if (!maybeSameType(rt, target))
       diag.error(s.range, "'" + s.name + " " + spelling(*s.compound).str() +
                               "= ...' changes the type of '" + s.name +
                               "' from " + target.str() + " to " + rt.str());

@@ -516,21 +516,7 @@ class Gen:
         ok = lambda x: x.ty == a.ty and x.ty != "bool" and broadcast(x.shape, a.shape) == a.shape
         src = [x for x in made if ok(x)] or [x for x in self.vals if ok(x)]
         self.vals = saved
-        x = self.rng.choice(src)
-        r = self.rng.random()
-        if r < 0.4 and Val("", v.ty, v.shape, v.bound + trips * x.bound, max(v.frac, x.frac),
-                           v.nonneg and x.nonneg).fits(v.ty):
-            self.lines.append("    %s += %s;" % (v.name, x.name))
-            v.bound += trips * x.bound
-        elif r < 0.7:
-            fn = self.rng.choice(["maximum", "minimum"])
-            self.lines.append("    %s = %s(%s, %s);" % (v.name, fn, v.name, x.name))
-            v.bound = max(v.bound, x.bound)
-        else:
-            self.lines.append("    %s = where(%s > %s, %s, %s);" % (v.name, x.name, self.lit(x.ty, 0), x.name,
-                                                                    v.name))
-            v.bound = max(v.bound, x.bound)
-        v.frac, v.nonneg = max(v.frac, x.frac), v.nonneg and x.nonneg
+        self.update(v, self.rng.choice(src), trips)
         self.lines.append("    }")
         self.vals.append(v)
         return v
@@ -799,27 +785,33 @@ class Gen:
         if self.carry_regs + regs > 48:
             return None
         self.carry_regs += regs
-        c = Val(self.fresh(), x.ty, x.shape, x.bound, x.frac, x.nonneg)
-        r = self.rng.random()
-        if r < 0.4:
-            c.bound = 4 * x.bound
-            if not c.fits(c.ty):
-                return None
-            upd = "%s + %s" % (c.name, x.name)
-            if self.rng.random() < 0.5:
-                upd = None
-                self.lines.append("    %s += %s;" % (c.name, x.name))
-        elif r < 0.7:
-            upd = "%s(%s, %s)" % (self.rng.choice(["maximum", "minimum"]), c.name, x.name)
-        else:
-            # the last iteration's value where a condition holds
-            upd = "where(%s > %s, %s, %s)" % (x.name, self.lit(x.ty, 0), x.name, c.name)
-        if upd:
-            self.lines.append("    %s = %s;" % (c.name, upd))
+        c = Val(self.fresh(), x.ty, x.shape, 0, nonneg=True)  # zeros
+        self.update(c, x, 4)
         self.lines.insert(self.loop_line, "    var %s = zeros<%s>([%s]);" % (c.name, c.ty, ", ".join(c.shape)))
         self.loop_line += 1
-        c.nonneg = c.nonneg and x.nonneg  # zeros, then x's values (or their sums)
         return c
+
+    def update(self, v, x, trips):
+        """One update of the var v by x in a loop of at most `trips`
+        iterations: a sum (where it stays exact), maximum/minimum, or x
+        where it is positive (the last such iteration's value)."""
+        r = self.rng.random()
+        if r < 0.4 and Val("", v.ty, v.shape, v.bound + trips * x.bound, max(v.frac, x.frac),
+                           v.nonneg and x.nonneg).fits(v.ty):
+            if self.rng.random() < 0.5:
+                self.lines.append("    %s += %s;" % (v.name, x.name))
+            else:
+                self.lines.append("    %s = %s + %s;" % (v.name, v.name, x.name))
+            v.bound += trips * x.bound
+        else:
+            if r < 0.7:
+                fn = self.rng.choice(["maximum", "minimum"])
+                self.lines.append("    %s = %s(%s, %s);" % (v.name, fn, v.name, x.name))
+            else:
+                self.lines.append("    %s = where(%s > %s, %s, %s);" % (v.name, x.name, self.lit(x.ty, 0), x.name,
+                                                                        v.name))
+            v.bound = max(v.bound, x.bound)
+        v.frac, v.nonneg = max(v.frac, x.frac), v.nonneg and x.nonneg
 
     def registers(self, v):
         """Registers per thread a tile value takes (no copies)."""
