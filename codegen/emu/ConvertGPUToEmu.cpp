@@ -13,6 +13,7 @@
 
 #include "compiler/Dialect/KilnDialect.h"
 #include "compiler/GPU/IR/KilnGPUDialect.h"
+#include "compiler/GPU/MathExpansion.h"
 #include "compiler/GPU/PerThreadToLLVM.h"
 
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
@@ -525,6 +526,16 @@ struct ConvertKilnGPUToEmuPass
       kiln::populateHalfF64ConversionPatterns(patterns);
       arith::populateExpandBFloat16Patterns(patterns);
       arith::populateCeilFloorDivExpandOpsPatterns(patterns);
+      if (failed(applyPatternsGreedily(module, std::move(patterns))))
+        return signalPassFailure();
+    }
+    // The GPU backends' own expansions where they are plain arithmetic
+    // (sin and cos, f64 functions: compiler/GPU/MathExpansion.h), so that
+    // the emulator computes what the GPUs do; what stays (f32 exp, log,
+    // tanh, ...: hardware approximations there) comes from libm.
+    {
+      RewritePatternSet patterns(ctx);
+      kiln::gpu::populateMathExpansionPatterns(patterns);
       if (failed(applyPatternsGreedily(module, std::move(patterns))))
         return signalPassFailure();
     }

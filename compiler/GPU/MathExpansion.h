@@ -13,18 +13,25 @@
 
 namespace kiln::gpu {
 
-/// f32 `math.sin` and `math.cos` (scalars and vectors): reduction by pi/2 in
-/// three parts with fused multiply-adds (exact enough for |x| far beyond
-/// 1000: MLIR's one-constant reduction loses |x| * 2^-24 of absolute
-/// accuracy, 2e-6 at x = 60), then Taylor polynomials on [-pi/4, pi/4] and
-/// the quadrant's sign and swap. Added with `benefit` so that they win over
-/// MLIR's polynomial approximations in the same pattern set.
-void populateTrigExpansionPatterns(mlir::RewritePatternSet &patterns,
+/// Kiln's own expansions into arithmetic (fused multiply-adds, IEEE
+/// arithmetic, roundeven/floor, integer bit operations), scalars and
+/// vectors, added with `benefit` so that they win over MLIR's polynomial
+/// approximations in the same pattern set:
+/// - `math.sin` and `math.cos` on f32 and f64: reduction by pi/2 in three
+///   parts with fused multiply-adds (MLIR's one-constant reduction loses
+///   |x| * 2^-24 of absolute accuracy, 2e-6 at x = 60), Taylor polynomials
+///   on [-pi/4, pi/4], the quadrant's sign and swap;
+/// - on f64, `math.exp`, `exp2`, `log`, `log2`, `tanh` and `erf` (MLIR has
+///   no f64 approximations; NVIDIA's libdevice and AMD's ocml are not
+///   used): within a few ulps, docs/codegen-gpu.md "Math".
+/// Code without a device library, the same on every GPU target and on the
+/// emulator.
+void populateMathExpansionPatterns(mlir::RewritePatternSet &patterns,
                                    unsigned benefit = 2);
 
 /// The math of a GPU backend's per-thread form, without device libraries:
 /// `addBackendPatterns` first (the backend's own instructions, e.g. NVIDIA's
-/// ex2), then sin/cos (populateTrigExpansionPatterns), f16/bf16 functions
+/// ex2), then populateMathExpansionPatterns, f16/bf16 functions
 /// in f32, MLIR's expansions (pow, tan, hyperbolics, ...) and polynomial
 /// approximations for every function that is neither always an instruction
 /// (sqrt, rsqrt, fma, abs, floor, ceil) nor one of `native` (function
