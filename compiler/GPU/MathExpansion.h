@@ -23,7 +23,9 @@ namespace kiln::gpu {
 ///   on [-pi/4, pi/4], the quadrant's sign and swap;
 /// - on f64, `math.exp`, `exp2`, `log`, `log2`, `tanh` and `erf` (MLIR has
 ///   no f64 approximations; NVIDIA's libdevice and AMD's ocml are not
-///   used): within a few ulps, docs/codegen-gpu.md "Math".
+///   used): within a few ulps, docs/codegen-gpu.md "Math";
+/// - `arith.remf` (C's fmod, exact) on every float type: a loop per
+///   element taking up to 50 (f64) or 18 (f32) quotient bits a round.
 /// Code without a device library, the same on every GPU target and on the
 /// emulator.
 void populateMathExpansionPatterns(mlir::RewritePatternSet &patterns,

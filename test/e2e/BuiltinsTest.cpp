@@ -834,6 +834,79 @@ TEST_F(Builtins, CastsHalf) {
   }
 }
 
+// Float % is C's fmod, exact, in every float type and at every magnitude:
+// random bit patterns (every exponent, subnormals, infinities, NaN) and
+// pairs chosen for large quotients. The reference is fmod in double, exact
+// for every type here (the remainder is representable in the operands'
+// type).
+TEST_F(Builtins, FloatRemainder) {
+  auto K = kernel("builtins", "fmod_all");
+  size_t N = 2000;
+  std::uniform_int_distribution<uint64_t> Bits;
+  std::vector<float> A32(N), B32(N);
+  std::vector<double> A64(N), B64(N);
+  std::vector<uint16_t> AH(N), BH(N), AB(N), BB(N);
+  for (size_t I = 0; I < N; ++I) {
+    uint64_t X = Bits(Rng), Y = Bits(Rng);
+    if (I % 4 == 1) // Quotients of 2^10 to 2^40: one round or a few.
+      Y = (X & ~(uint64_t(0x7ff) << 52)) |
+          (((X >> 52 & 0x7ff) - 10 - I % 31) & 0x7ff) << 52;
+    A64[I] = bitCast<double>(X), B64[I] = bitCast<double>(Y);
+    A32[I] = bitCast<float>(uint32_t(X)), B32[I] = bitCast<float>(uint32_t(Y));
+    AH[I] = uint16_t(X), BH[I] = uint16_t(Y);
+    AB[I] = uint16_t(X >> 16), BB[I] = uint16_t(Y >> 16);
+  }
+  // Fixed cases: the one that exposed LLVM's NVPTX lowering (1e10 % 3 was
+  // 256), signed zeros, infinities, subnormal divisors.
+  const double Fixed[][2] = {
+      {1e10, 3}, {-1e10, 3},      {6, 3},          {-6, 3},
+      {-0.0, 3}, {5.5, INFINITY}, {INFINITY, 2},   {2, 0},
+      {7, -2},   {1e300, 1e-300}, {1e38, 1.4e-45}, {3e-310, 1e-320}};
+  for (size_t I = 0; I < std::size(Fixed); ++I) {
+    A64[I] = Fixed[I][0], B64[I] = Fixed[I][1];
+    A32[I] = float(Fixed[I][0]), B32[I] = float(Fixed[I][1]);
+    AH[I] = rt::floatToHalf(float(Fixed[I][0]));
+    BH[I] = rt::floatToHalf(float(Fixed[I][1]));
+    AB[I] = rt::floatToBF16(float(Fixed[I][0]));
+    BB[I] = rt::floatToBF16(float(Fixed[I][1]));
+  }
+  Buffer BA32 = upload(A32), BB32 = upload(B32), BA64 = upload(A64),
+         BB64 = upload(B64), BAH = upload(AH), BBH = upload(BH),
+         BAB = upload(AB), BBB = upload(BB);
+  Buffer O32 = poisoned<float>(N + Pad, PoisonFloat),
+         O64 = poisoned<double>(N + Pad, PoisonFloat),
+         OH = poisoned<uint16_t>(N + Pad, PoisonFloat),
+         OB = poisoned<uint16_t>(N + Pad, PoisonFloat);
+  launch(K,
+         {Arg::pointer(BA32), Arg::pointer(BB32), Arg::pointer(O32),
+          Arg::pointer(BA64), Arg::pointer(BB64), Arg::pointer(O64),
+          Arg::pointer(BAH), Arg::pointer(BBH), Arg::pointer(OH),
+          Arg::pointer(BAB), Arg::pointer(BBB), Arg::pointer(OB), Arg::i32(N)});
+  auto G32 = download<float>(O32, N);
+  auto G64 = download<double>(O64, N);
+  auto GH = download<uint16_t>(OH, N), GB = download<uint16_t>(OB, N);
+  auto Same = [](double X, double Y) {
+    return (std::isnan(X) && std::isnan(Y)) ||
+           (X == Y && std::signbit(X) == std::signbit(Y));
+  };
+  size_t Bad = 0;
+  auto Check = [&](const char *T, size_t I, double A, double B, double Got) {
+    double Want = std::fmod(A, B);
+    if (!Same(Got, Want) && Bad++ < 8)
+      ADD_FAILURE() << T << ": " << A << " % " << B << " = " << Got
+                    << ", expected " << Want << " (element " << I << ")";
+  };
+  for (size_t I = 0; I < N; ++I) {
+    Check("f32", I, A32[I], B32[I], G32[I]);
+    Check("f64", I, A64[I], B64[I], G64[I]);
+    Check("f16", I, f16(AH[I]), f16(BH[I]), f16(GH[I]));
+    Check("bf16", I, bf16(AB[I]), bf16(BB[I]), bf16(GB[I]));
+  }
+  EXPECT_EQ(Bad, 0u);
+  expectPoison("o64", download<uint8_t>(O64, (N + Pad) * 8), N * 8,
+               (N + Pad) * 8, PoisonFloat);
+}
+
 TEST_F(Builtins, FloatSemantics) {
   auto K = kernel("builtins", "float_sem");
   const float Nan = NAN, Inf = INFINITY;
