@@ -1027,8 +1027,15 @@ Type Sema::Impl::checkBuiltin(CallExpr &call, bool &handled) {
       Type ct = checkExpr(*a[2]);
       if (ct.isInvalid())
         return ct;
+      // Sizes that depend on const params differently ([BN, BN] for
+      // [BM / 2, BN]) are checked per variant, as for operators
+      // (docs/language.md 6.4).
+      auto differ = [](const Dim &x, const Dim &y) {
+        return x.isKnown() && y.isKnown() && x.value != y.value;
+      };
       if (!ct.isTile() || ct.elem != acc || ct.shape.size() != 2 ||
-          ct.shape[0] != result.shape[0] || ct.shape[1] != result.shape[1]) {
+          differ(ct.shape[0], result.shape[0]) ||
+          differ(ct.shape[1], result.shape[1])) {
         diag.error(a[2]->range, "dot accumulator must be " + result.str() +
                                     ", found " + ct.str());
         return Type::invalid();

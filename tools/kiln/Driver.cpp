@@ -50,10 +50,11 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/PrettyStackTrace.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/Threading.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/xxhash.h"
 
 #include <nlohmann/json.hpp>
@@ -696,6 +697,15 @@ std::optional<int> compileVariant(mlir::ModuleOp variantModule,
               std::to_string(value);
   std::string context = "in variant " + values + " of kernel '" + name +
                         "', for target '" + target.name + "'";
+  // What a crash report names (kiln.cpp): this thread's job.
+  llvm::PrettyStackTraceFormat crashContext(
+      "compiling variant %u (%s) of kernel '%s' for target '%s'",
+      unsigned(variant.index), values.c_str(), name.c_str(),
+      target.name.c_str());
+  // Tests of that report crash here on request (docs/testing.md).
+  if (const char *crash = std::getenv("KILN_TEST_CRASH_IN_KERNEL"))
+    if (name == crash)
+      std::abort();
   bool reported = false;
   mlir::ScopedDiagnosticHandler handler(
       variantModule.getContext(), [&](mlir::Diagnostic &diag) {
