@@ -129,11 +129,13 @@ struct Elementwise {
 ///   sin(x) = [sin r, cos r, -sin r, -cos r][k mod 4],
 ///   cos(x) = [cos r, -sin r, -cos r, sin r][k mod 4].
 /// Taylor polynomials then: through r^9 and r^10 in f32 (within 2e-9 of sin
-/// and cos on [-pi/4, pi/4]), through r^17 and r^16 in f64 (within 1e-19).
+/// and cos on [-pi/4, pi/4]), through r^21 and r^20 in f64 (within 1e-17
+/// up to |r| = 1.5, which x * 2/pi's rounding reaches in [2^51, 2^52):
+/// ties there go to the even k).
 /// k mod 4 is computed in floating point (exact below 2^24 in f32, 2^53 in
-/// f64), so nothing converts to an integer. Beyond 2^24 in f32 and 2^52 in
-/// f64 the result is some value in [-1, 1]. Infinities and NaN give NaN;
-/// sin keeps the sign of 0.
+/// f64), so nothing converts to an integer. From |x| = 2^24 in f32 and 2^52
+/// in f64 the result is some value in [-1, 1]. Infinities and NaN give
+/// NaN; sin keeps the sign of 0.
 Value sinOrCos(Elementwise &e, Value x, bool isCos) {
   bool f64 = e.isF64();
   Value k = e.roundEven(e.mul(x, e.f(0.63661977236758134)));
@@ -147,16 +149,14 @@ Value sinOrCos(Elementwise &e, Value x, bool isCos) {
   Value r = x;
   for (double part : parts[f64])
     r = e.fma(negK, e.f(part), r);
-  // From 2^52 up, k's rounding leaves r anywhere: reduced to 0 (a result
-  // in [-1, 1]; the reduction of such arguments would need pi to
-  // thousands of bits).
-  if (f64) {
-    Value a = e.abs(x);
-    Value huge = arith::AndIOp::create(
-        e.b, e.cmp(arith::CmpFPredicate::OGE, a, e.f(0x1p52)),
-        e.lt(a, e.f(std::numeric_limits<double>::infinity())));
-    r = e.select(huge, e.f(0.0), r);
-  }
+  // From 2^24 (f32) or 2^52 (f64) up, k's rounding leaves r anywhere:
+  // reduced to 0 (a result in [-1, 1]; the reduction of such arguments
+  // would need pi to thousands of bits).
+  Value a = e.abs(x);
+  Value huge = arith::AndIOp::create(
+      e.b, e.cmp(arith::CmpFPredicate::OGE, a, e.f(f64 ? 0x1p52 : 0x1p24)),
+      e.lt(a, e.f(std::numeric_limits<double>::infinity())));
+  r = e.select(huge, e.f(0.0), r);
   Value r2 = e.mul(r, r);
   // sin r = r + r^3 (-1/3! + r^2 (1/5! - ...)), cos r = 1 + r^2 (-1/2! +
   // r^2 (1/4! - ...)): the series in r^2 with alternating signs.
@@ -164,8 +164,8 @@ Value sinOrCos(Elementwise &e, Value x, bool isCos) {
     // sum (-1)^j r^2j / (from + 2j)!: Horner in -r^2.
     return e.taylor(e.neg(r2), from, to, 2);
   };
-  Value sinR = e.fma(e.mul(r2, r), e.neg(series(3, f64 ? 17 : 9)), r);
-  Value cosR = e.fma(e.neg(r2), series(2, f64 ? 16 : 10), e.f(1.0));
+  Value sinR = e.fma(e.mul(r2, r), e.neg(series(3, f64 ? 21 : 9)), r);
+  Value cosR = e.fma(e.neg(r2), series(2, f64 ? 20 : 10), e.f(1.0));
   // q = k mod 4 in {0, 1, 2, 3}; cos(x) = sin(x + pi/2): quadrant q + 1.
   Value q = e.sub(k, e.mul(e.f(4.0), e.floor(e.mul(k, e.f(0.25)))));
   if (isCos)
@@ -381,17 +381,19 @@ Value remainderOf(Elementwise &e, Value x, Value y) {
       return vector::ReductionOp::create(e.b, vector::CombiningKind::OR, cond);
     return cond;
   };
+  // Lanes that are not ordinary never enter the loop.
   Value start = e.select(ordinary, ax, e.f(0.0));
+  Value limit = e.select(ordinary, ay, e.f(inf));
   auto loop = scf::WhileOp::create(
       e.b, TypeRange{e.type}, ValueRange{start},
       [&](OpBuilder &, Location, ValueRange args) {
         Value r = args[0];
         scf::ConditionOp::create(
-            e.b, anyOf(e.cmp(arith::CmpFPredicate::OGE, r, ay)), r);
+            e.b, anyOf(e.cmp(arith::CmpFPredicate::OGE, r, limit)), r);
       },
       [&](OpBuilder &, Location, ValueRange args) {
         Value r = args[0];
-        Value active = e.cmp(arith::CmpFPredicate::OGE, r, ay);
+        Value active = e.cmp(arith::CmpFPredicate::OGE, r, limit);
         Value d = e.isub(ilogb(e.select(active, r, ay)), ey);
         Value shift = e.imax(e.isub(d, e.i(quotientBits)), e.i(0));
         // 2^shift in three exact steps: shift reaches 2 * bias + 1.
@@ -400,7 +402,15 @@ Value remainderOf(Elementwise &e, Value x, Value y) {
         Value b2 = e.imin(rest, e.i(step));
         Value ys = e.mul(e.mul(e.mul(ay, power(a)), power(b2)),
                          power(e.isub(rest, b2)));
-        Value q = e.roundEven(e.div(r, ys));
+        // (f32: a subnormal ys and r scaled by 2^24 first, exactly, so that
+        // a division that flushed subnormals would still see them.)
+        Value num = r, den = ys;
+        if (!f64) {
+          Value tinyY = e.lt(ys, e.f(0x1p-125));
+          num = e.select(tinyY, e.mul(r, e.f(0x1p24)), r);
+          den = e.select(tinyY, e.mul(ys, e.f(0x1p24)), ys);
+        }
+        Value q = e.roundEven(e.div(num, den));
         Value next = e.fma(e.neg(q), ys, r);
         next = e.select(e.lt(next, e.f(0.0)), e.add(next, ys), next);
         scf::YieldOp::create(e.b, e.select(active, next, r));

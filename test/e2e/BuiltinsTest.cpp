@@ -85,6 +85,19 @@ TEST_F(Builtins, MathF32) {
     expectPoison("out", download<uint8_t>(BO, (15 * N + Pad) * 4), 15 * N * 4,
                  (15 * N + Pad) * 4, PoisonFloat);
   }
+  // From 2^24 up, sin and cos are some value in [-1, 1] (the reduction
+  // would need pi to many more bits); they were 2e20 and -1.5e22 at 1e10.
+  std::vector<float> Huge = {1e10f, -1e30f, 3e38f, 16777216.0f, -3e7f};
+  size_t N = Huge.size();
+  Buffer BS = upload(Huge), BP = upload(std::vector<float>(N, 1.0f));
+  Buffer BO = poisoned<float>(15 * N, PoisonFloat);
+  launch(K,
+         {Arg::pointer(BS), Arg::pointer(BP), Arg::pointer(BO), Arg::i32(N)});
+  auto O = download<float>(BO, 15 * N);
+  for (size_t I = 0; I < N; ++I)
+    for (size_t F : {6, 7})
+      EXPECT_LE(std::fabs(O[F * N + I]), 1.0f)
+          << MathNames[F] << "(" << Huge[I] << ") = " << O[F * N + I];
 }
 
 // f64 references: long double (64-bit significands: 2^-64 relative, far
@@ -123,9 +136,11 @@ TEST_F(Builtins, MathF64) {
   // Inputs that take the expansions' other branches or edges: tanh's
   // series below 1/4, erf's two pieces at 2 and its end at 6, exp near
   // over- and underflow, log of subnormals and around 1.
-  const double EdgesS[] = {0.25,   -0.25,  0.2499999, 2.0,   -2.0, 1.9999999,
-                           6.0,    -6.5,   1e-300,    -1e-8, 3e-5, 709.5,
-                           -700.0, -744.0, 1e-17,     0.5,   1e15, -3e14};
+  const double EdgesS[] = {0.25, -0.25, 0.2499999, 2.0, -2.0, 1.9999999, 6.0,
+                           -6.5, 1e-300, -1e-8, 3e-5, 709.5, -700.0, -744.0,
+                           1e-17, 0.5, 1e15, -3e14,
+                           // in [2^51, 2^52): |r| up to 1.46, not pi/4
+                           4497774597912257.5, -3377699720527872.5};
   const double EdgesP[] = {4.9406564584124654e-324,
                            1e-310,
                            2.2250738585072014e-308,
@@ -143,7 +158,9 @@ TEST_F(Builtins, MathF64) {
                            1e-5,
                            7.0,
                            1e10,
-                           0.125};
+                           0.125,
+                           9.0,
+                           0.75};
   struct Case {
     size_t N;
     double Range;

@@ -163,7 +163,13 @@ class Gen:
     def emit(self, expr, ty, shape, bound, frac=0, keep=True, nonneg=False):
         v = Val(self.fresh(), ty, shape, bound, frac, nonneg)
         self.lines.append("    let %s = %s;" % (v.name, expr))
-        if keep:
+        # A tile over 64 KB (a [128, 128] i64 one) is not used further: a
+        # layout conversion takes it whole through shared memory, which
+        # AMD's 64 KB do not hold (no variant then; seed 158674256).
+        n = WIDTH.get(ty, 32) // 8
+        for d in shape:
+            n *= self.dim(d)
+        if keep and n <= 65536:
             self.vals.append(v)
         return v
 
@@ -270,6 +276,14 @@ class Gen:
             if not v.fits(ty):
                 return None
             return self.emit("%s(%s, %s)" % (fn, a.name, b.name), ty, shape, v.bound, frac, nonneg=both)
+        elif r < 0.85 and ty in FLOATS:
+            # the C remainder of a tile by a tile (exact; the GPUs' own
+            # loop), by |b| + 1 so never by zero
+            bound = min(a.bound, b.bound + 1)
+            if frac > 1 or not Val("", ty, shape, bound, frac, a.nonneg).fits(ty):
+                return None
+            return self.emit("%s %% (abs(%s) + %s)" % (a.name, b.name, self.lit(b.ty, 1)), ty, shape, bound,
+                             frac, nonneg=a.nonneg)
         elif r < 0.9 and ty in INTS:
             op = self.rng.choice(["&", "|", "^"])
             bound = 1

@@ -17,9 +17,9 @@ int main(int argc, char **argv) {
   // error with the command and what the crashing thread was compiling
   // (compileVariant's stack entry), never a bare "Segmentation fault".
   static std::string report =
-      "kiln: internal compiler error: kiln crashed; this is a bug in Kiln "
-      "(or the LLVM it uses), not in your kernel. Please report it with the "
-      ".tile file, this command and the output below:\n ";
+      "kiln: internal compiler error: kiln crashed (a bug in Kiln or in the "
+      "LLVM it uses). Please report it with the .tile file, this command "
+      "and the output below:\n ";
   for (int i = 0; i < argc; ++i)
     report += std::string(" ") + argv[i];
   report += "\n";
