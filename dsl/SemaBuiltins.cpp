@@ -1008,7 +1008,7 @@ Type Sema::Impl::checkBuiltin(CallExpr &call, bool &handled) {
       return Type::invalid();
     }
     const Dim &k1 = at.shape[1], &k2 = bt.shape[0];
-    if (k1.isKnown() && k2.isKnown() ? k1.value != k2.value : false) {
+    if (!k1.mayEqual(k2)) {
       diag.error(call.range, "dot: inner dimensions differ: " +
                                  formatShape(at.shape) + " x " +
                                  formatShape(bt.shape));
@@ -1028,14 +1028,10 @@ Type Sema::Impl::checkBuiltin(CallExpr &call, bool &handled) {
       if (ct.isInvalid())
         return ct;
       // Sizes that depend on const params differently ([BN, BN] for
-      // [BM / 2, BN]) are checked per variant, as for operators
-      // (docs/language.md 6.4).
-      auto differ = [](const Dim &x, const Dim &y) {
-        return x.isKnown() && y.isKnown() && x.value != y.value;
-      };
+      // [BM / 2, BN]) are checked per variant.
       if (!ct.isTile() || ct.elem != acc || ct.shape.size() != 2 ||
-          differ(ct.shape[0], result.shape[0]) ||
-          differ(ct.shape[1], result.shape[1])) {
+          !ct.shape[0].mayEqual(result.shape[0]) ||
+          !ct.shape[1].mayEqual(result.shape[1])) {
         diag.error(a[2]->range, "dot accumulator must be " + result.str() +
                                     ", found " + ct.str());
         return Type::invalid();

@@ -55,13 +55,6 @@ void Sema::Impl::checkStmt(Stmt &s) {
   }
 }
 
-/// Whether two dimensions may be the same size: equal, or one of them
-/// depends on const params (then each variant's sizes are checked after
-/// specialization, as for operators: docs/language.md 6.4).
-static bool mayBeEqual(const Dim &a, const Dim &b) {
-  return a == b || !a.isKnown() || !b.isKnown();
-}
-
 /// Whether two types may be the same in every variant: equal but for
 /// dimensions of which one depends on const params.
 static bool maybeSameType(const Type &a, const Type &b) {
@@ -69,7 +62,7 @@ static bool maybeSameType(const Type &a, const Type &b) {
       a.rank != b.rank || a.shape.size() != b.shape.size())
     return false;
   for (size_t i = 0; i < a.shape.size(); ++i)
-    if (!mayBeEqual(a.shape[i], b.shape[i]))
+    if (!a.shape[i].mayEqual(b.shape[i]))
       return false;
   return true;
 }
@@ -99,7 +92,7 @@ static bool assignable(Sema::Impl &s, Expr &value, const Type &target) {
   size_t off = target.shape.size() - vt.shape.size();
   for (size_t i = 0; i < vt.shape.size(); ++i) {
     const Dim &a = vt.shape[i], &b = target.shape[off + i];
-    if (!mayBeEqual(a, b) && !(a.isKnown() && a.value == 1))
+    if (!a.mayEqual(b) && !(a.isKnown() && a.value == 1))
       return false;
   }
   return true;

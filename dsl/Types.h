@@ -50,6 +50,12 @@ struct Dim {
     return isKnown() || o.isKnown() ? value == o.value : text == o.text;
   }
   bool operator!=(const Dim &o) const { return !(*this == o); }
+  /// Whether the two may be the same size: equal, or one of them depends
+  /// on const params (each variant's sizes are then checked after
+  /// specialization, as for operators: docs/language.md 6.4).
+  bool mayEqual(const Dim &o) const {
+    return *this == o || !isKnown() || !o.isKnown();
+  }
 };
 
 using Shape = std::vector<Dim>;

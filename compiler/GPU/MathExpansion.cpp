@@ -106,6 +106,22 @@ struct Elementwise {
   Value imax(Value x, Value y) { return arith::MaxSIOp::create(b, x, y); }
   Value imin(Value x, Value y) { return arith::MinSIOp::create(b, x, y); }
   Value toInt(Value x) { return arith::FPToSIOp::create(b, intType, x); }
+  Value both(Value p, Value q) { return arith::AndIOp::create(b, p, q); }
+  int64_t mantissaBits() const { return isF64() ? 52 : 23; }
+  int64_t bias() const { return isF64() ? 1023 : 127; }
+  /// 2^n, built from bits, for integers n of the normal exponent range.
+  Value powerOfTwo(Value n) {
+    return fromBits(shl(iadd(n, i(bias())), mantissaBits()));
+  }
+  /// For v > 0 finite: v's bits after scaling a subnormal v by
+  /// 2^(mantissa + 2) into the normal range, and ilogb(v).
+  std::pair<Value, Value> exponentOf(Value v) {
+    int64_t scale = mantissaBits() + 2;
+    Value tiny = lt(v, f(std::ldexp(1.0, 1 - bias())));
+    Value scaled = bits(select(tiny, mul(v, f(std::ldexp(1.0, scale))), v));
+    Value field = iand(shr(scaled, mantissaBits()), 2 * bias() + 1);
+    return {scaled, isub(field, select(tiny, i(bias() + scale), i(bias())))};
+  }
   Value toFloat(Value x) { return arith::SIToFPOp::create(b, type, x); }
   /// The sum over n = from, from + step, ..., to of r^((n - from) / step)
   /// / n!, by Horner's rule.
@@ -153,9 +169,9 @@ Value sinOrCos(Elementwise &e, Value x, bool isCos) {
   // reduced to 0 (a result in [-1, 1]; the reduction of such arguments
   // would need pi to thousands of bits).
   Value a = e.abs(x);
-  Value huge = arith::AndIOp::create(
-      e.b, e.cmp(arith::CmpFPredicate::OGE, a, e.f(f64 ? 0x1p52 : 0x1p24)),
-      e.lt(a, e.f(std::numeric_limits<double>::infinity())));
+  Value huge =
+      e.both(e.cmp(arith::CmpFPredicate::OGE, a, e.f(f64 ? 0x1p52 : 0x1p24)),
+             e.lt(a, e.f(std::numeric_limits<double>::infinity())));
   r = e.select(huge, e.f(0.0), r);
   Value r2 = e.mul(r, r);
   // sin r = r + r^3 (-1/3! + r^2 (1/5! - ...)), cos r = 1 + r^2 (-1/2! +
@@ -201,10 +217,7 @@ Value scaledExp(Elementwise &e, Value k, Value r) {
   // NaN to an integer would be poison: k = 0 then (r is NaN).
   Value ki = e.toInt(e.select(e.isNaN(k), e.f(0.0), k));
   Value half = e.shr(ki, 1);
-  auto power = [&](Value n) {
-    return e.fromBits(e.shl(e.iadd(n, e.i(1023)), 52));
-  };
-  return e.mul(e.mul(p, power(half)), power(e.isub(ki, half)));
+  return e.mul(e.mul(p, e.powerOfTwo(half)), e.powerOfTwo(e.isub(ki, half)));
 }
 
 /// e^x: k = round(x / ln2), r = x - k ln2 (ln2 in two parts). Beyond
@@ -232,13 +245,9 @@ Value exp2F64(Elementwise &e, Value x) {
 /// s = (m - 1) / (m + 1), |s| <= 0.1716: through s^21 (within 2e-18).
 /// Returns {n, log m}; the callers put the special values back.
 std::pair<Value, Value> logParts(Elementwise &e, Value x) {
-  Value tiny = e.lt(x, e.f(0x1p-1022));
-  Value xs = e.select(tiny, e.mul(x, e.f(0x1p54)), x);
-  Value bits = e.bits(xs);
-  Value n = e.isub(e.iand(e.shr(bits, 52), 0x7ff),
-                   e.select(tiny, e.i(1023 + 54), e.i(1023)));
-  Value m = e.fromBits(
-      e.ior(e.iand(bits, (int64_t(1) << 52) - 1), int64_t(1023) << 52));
+  auto [bits, n] = e.exponentOf(x);
+  Value m = e.fromBits(e.ior(e.iand(bits, (int64_t(1) << e.mantissaBits()) - 1),
+                             e.bias() << e.mantissaBits()));
   Value big = e.gt(m, e.f(1.4142135623730951));
   m = e.select(big, e.mul(m, e.f(0.5)), m);
   Value nf = e.add(e.toFloat(n), e.select(big, e.f(1.0), e.f(0.0)));
@@ -255,8 +264,7 @@ std::pair<Value, Value> logParts(Elementwise &e, Value x) {
 /// elsewhere.
 Value logSpecials(Elementwise &e, Value x, Value value) {
   double inf = std::numeric_limits<double>::infinity();
-  Value finitePositive =
-      arith::AndIOp::create(e.b, e.gt(x, e.f(0.0)), e.lt(x, e.f(inf)));
+  Value finitePositive = e.both(e.gt(x, e.f(0.0)), e.lt(x, e.f(inf)));
   Value special =
       e.select(e.eq(x, e.f(0.0)), e.f(-inf),
                e.select(e.eq(x, e.f(inf)), e.f(inf),
@@ -357,24 +365,12 @@ Value erfF64(Elementwise &e, Value x) {
 /// infinite gives x.
 Value remainderOf(Elementwise &e, Value x, Value y) {
   bool f64 = e.isF64();
-  int64_t mantissa = f64 ? 52 : 23, bias = f64 ? 1023 : 127;
   int64_t quotientBits = f64 ? 50 : 18, step = f64 ? 1000 : 100;
   double inf = std::numeric_limits<double>::infinity();
   Value ax = e.abs(x), ay = e.abs(y);
-  // ilogb(v) for v > 0 finite, subnormals scaled by 2^(mantissa + 2).
-  auto ilogb = [&](Value v) {
-    Value tiny = e.lt(v, e.f(std::ldexp(1.0, 1 - bias)));
-    Value scaled =
-        e.select(tiny, e.mul(v, e.f(std::ldexp(1.0, mantissa + 2))), v);
-    Value field = e.iand(e.shr(e.bits(scaled), mantissa), 2 * bias + 1);
-    return e.isub(field, e.select(tiny, e.i(bias + mantissa + 2), e.i(bias)));
-  };
-  auto power = [&](Value n) {
-    return e.fromBits(e.shl(e.iadd(n, e.i(bias)), mantissa));
-  };
-  Value ordinary = arith::AndIOp::create(
-      e.b, arith::AndIOp::create(e.b, e.lt(ax, e.f(inf)), e.gt(ay, e.f(0.0))),
-      e.lt(ay, e.f(inf)));
+  auto ilogb = [&](Value v) { return e.exponentOf(v).second; };
+  Value ordinary = e.both(e.both(e.lt(ax, e.f(inf)), e.gt(ay, e.f(0.0))),
+                          e.lt(ay, e.f(inf)));
   Value ey = ilogb(e.select(ordinary, ay, e.f(1.0)));
   auto anyOf = [&](Value cond) -> Value {
     if (isa<VectorType>(cond.getType()))
@@ -400,8 +396,8 @@ Value remainderOf(Elementwise &e, Value x, Value y) {
         Value a = e.imin(shift, e.i(step));
         Value rest = e.isub(shift, a);
         Value b2 = e.imin(rest, e.i(step));
-        Value ys = e.mul(e.mul(e.mul(ay, power(a)), power(b2)),
-                         power(e.isub(rest, b2)));
+        Value ys = e.mul(e.mul(e.mul(ay, e.powerOfTwo(a)), e.powerOfTwo(b2)),
+                         e.powerOfTwo(e.isub(rest, b2)));
         // (f32: a subnormal ys and r scaled by 2^24 first, exactly, so that
         // a division that flushed subnormals would still see them.)
         Value num = r, den = ys;
@@ -418,8 +414,7 @@ Value remainderOf(Elementwise &e, Value x, Value y) {
   Value remainder =
       e.select(e.lt(ax, ay), x, e.withSignOf(loop.getResult(0), x));
   // Not ordinary: x finite and y infinite give x, the rest NaN.
-  Value keep =
-      arith::AndIOp::create(e.b, e.lt(ax, e.f(inf)), e.eq(ay, e.f(inf)));
+  Value keep = e.both(e.lt(ax, e.f(inf)), e.eq(ay, e.f(inf)));
   return e.select(
       ordinary, remainder,
       e.select(keep, x, e.f(std::numeric_limits<double>::quiet_NaN())));

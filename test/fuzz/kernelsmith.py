@@ -166,10 +166,7 @@ class Gen:
         # A tile over 64 KB (a [128, 128] i64 one) is not used further: a
         # layout conversion takes it whole through shared memory, which
         # AMD's 64 KB do not hold (no variant then; seed 158674256).
-        n = WIDTH.get(ty, 32) // 8
-        for d in shape:
-            n *= self.dim(d)
-        if keep and n <= 65536:
+        if keep and self.elements(shape) * WIDTH.get(ty, 32) // 8 <= 65536:
             self.vals.append(v)
         return v
 
@@ -827,12 +824,15 @@ class Gen:
             v.bound = max(v.bound, x.bound)
         v.frac, v.nonneg = max(v.frac, x.frac), v.nonneg and x.nonneg
 
+    def elements(self, shape):
+        n = 1
+        for d in shape:
+            n *= self.dim(d)
+        return n
+
     def registers(self, v):
         """Registers per thread a tile value takes (no copies)."""
-        n = 1
-        for d in v.shape:
-            n *= self.dim(d)
-        return n * max(1, WIDTH.get(v.ty, 32) // 32) // (32 * self.warps)
+        return self.elements(v.shape) * max(1, WIDTH.get(v.ty, 32) // 32) // (32 * self.warps)
 
     def scalar_load(self, i, ty):
         """One element of input i (a uniform scalar), sometimes masked, and
