@@ -22,6 +22,7 @@ Kiln's fast-path `_a16` image).
 Usage (Triton from PyPI in a virtual environment, never a dependency):
   python3 -m venv /tmp/tvenv && /tmp/tvenv/bin/pip install triton
   /tmp/tvenv/bin/python bench/codeobj/compare.py [--arch gfx942|sm_90a] [--kiln build/bin/kiln] [--out FILE.md]
+      [--only NAME] [--keep DIR]
 """
 import argparse
 import collections
@@ -260,16 +261,39 @@ def triton_side(vendor, spec, tmp):
     return res
 
 
+def keep(vendor, tmp, folder, name):
+    """Copies the row's code objects (k.bin, t.bin) into `folder` under the
+    row's name, with their SASS next to them on NVIDIA."""
+    os.makedirs(folder, exist_ok=True)
+    stem = re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_")
+    for side in ("k", "t"):
+        src = os.path.join(tmp, side + ".bin")
+        if not os.path.exists(src):
+            continue
+        dst = os.path.join(folder, "%s.%s.bin" % (stem, "kiln" if side == "k" else "triton"))
+        shutil.copyfile(src, dst)
+        if isinstance(vendor, Nvidia):
+            sass = subprocess.run([os.path.join(vendor.bin, "nvdisasm"), "-c", "-g", dst],
+                                  capture_output=True, text=True).stdout
+            with open(dst[:-4] + ".sass", "w") as f:
+                f.write(sass)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--arch", default="gfx942", help="gfx942, gfx90a, ... or sm_90a, sm_80, ...")
     ap.add_argument("--kiln", default=os.path.join(ROOT, "build", "bin", "kiln"))
     ap.add_argument("--out", default=None, help="also write the table to this Markdown file")
+    ap.add_argument("--only", default=None, help="only the rows whose name contains this")
+    ap.add_argument("--keep", default=None, metavar="DIR",
+                    help="keep both code objects of each row in DIR (and, for NVIDIA, their SASS)")
     args = ap.parse_args()
     import triton
     vendor = vendor_for(args.arch)
     rows = []
     for name, kspec, tspec in SUITE:
+        if args.only and args.only not in name:
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             try:
                 k = kiln_side(args.kiln, vendor, kspec, tmp)
@@ -279,6 +303,8 @@ def main():
                 t = triton_side(vendor, tspec, tmp)
             except Exception as e:  # a Triton failure is reported, not fatal
                 t = {"error": str(e).splitlines()[0] if str(e) else type(e).__name__}
+            if args.keep:
+                keep(vendor, tmp, args.keep, name)
         rows.append((name, k, t))
         print("%-30s done" % name, file=sys.stderr)
 

@@ -210,6 +210,24 @@ def TileGPUInsertBarriers : Pass<"tile-gpu-insert-barriers", "mlir::ModuleOp"> {
   }];
 }
 
+def TileGPUSinkSharedLoads : Pass<"tile-gpu-sink-shared-loads", "mlir::ModuleOp"> {
+  let summary = "Move shared-memory reads down to their first use";
+  let description = [{
+    Runs on the per-thread form, before `tile-gpu-allocate-shared`. Moves
+    each `kiln_gpu.shared_load` down its block to just before the first op
+    that uses its result (or holds a use in its regions), never past an op
+    that may write the bytes it reads or synchronize: a write through the
+    same `shared_alloc`, a write to unknown bytes (global stores), an op
+    without declared effects (barriers, asynchronous waits) or with a
+    region holding one of these. Writes through other buffers, reads and
+    allocations are passed: before allocation distinct buffers are
+    distinct bytes, and the allocator then sees the longer lives. A layout
+    conversion reads all of a thread's registers at once; a consumer that
+    uses them one part at a time (a matrix product on scalar FMAs, K step
+    by K step) no longer keeps them all live to its end.
+  }];
+}
+
 def TileGPURemoveConversions : Pass<"tile-gpu-remove-conversions", "mlir::ModuleOp"> {
   let summary = "Recompute cheap values in the wanted layout instead of converting";
   let description = [{

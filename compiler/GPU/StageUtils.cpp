@@ -106,6 +106,7 @@ void kiln::gpu::buildGPUStagePart(OpPassManager &pm, StringRef arch,
     pm.addPass(createConvertTileToGPUThreads());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
+    pm.addPass(createTileGPUSinkSharedLoads());
     // Over the shared-memory limit: the backend drops the variant.
     TileGPUAllocateSharedOptions allocate;
     allocate.recordOnly = true;

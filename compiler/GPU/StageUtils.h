@@ -2,6 +2,7 @@
 #ifndef KILN_COMPILER_GPU_STAGEUTILS_H
 #define KILN_COMPILER_GPU_STAGEUTILS_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -94,6 +95,11 @@ std::optional<int64_t> getOffsetReachBudget(mlir::Type element);
 /// splats, broadcasts, reshapes and layout conversions). Never more than
 /// 2^40 (no overflow in the arithmetic). `depth`: the recursion's.
 std::optional<int64_t> getNonNegativeBound(mlir::Value v, int depth = 0);
+
+/// The shared memory `fn` needs as tile-gpu-allocate-shared would place
+/// its buffers now (liveness in program order, first fit), without
+/// placing them.
+int64_t getSharedBytesNeeded(mlir::func::FuncOp fn);
 
 /// Bytes of one element of `type` (i1 counts as one byte; pointers 8).
 int64_t getElementBytes(mlir::Type type);

@@ -253,28 +253,51 @@ struct DotPattern : ThreadPattern<kiln::DotOp> {
     };
     Value acc = adaptor.getAcc();
     auto accType = cast<VectorType>(acc.getType());
-    SmallVector<Value> out;
-    for (int64_t r = 0; r < accType.getNumElements(); ++r) {
+    // The A and B registers each accumulator register reads, per K step.
+    int64_t numAcc = accType.getNumElements();
+    SmallVector<std::pair<int64_t, int64_t>> operands(numAcc * k);
+    for (int64_t r = 0; r < numAcc; ++r) {
       SmallVector<int32_t, 3> c = registerCoords(lc, int32_t(r));
-      Value sum = extractElement(b, loc, acc, r);
       for (int32_t kk = 0; kk < k; ++kk) {
         auto ai = aRegs.find({c[0], kk});
         auto bi = bRegs.find({kk, c[1]});
         if (ai == aRegs.end() || bi == bRegs.end())
           return op.emitOpError("operand layouts do not cover the product");
-        Value x = widen(extractElement(b, loc, adaptor.getA(), ai->second));
-        Value y = widen(extractElement(b, loc, adaptor.getB(), bi->second));
-        if (op.getPrecision() == DotPrecision::tf32) {
+        operands[kk * numAcc + r] = {ai->second, bi->second};
+      }
+    }
+    // K steps outermost, each operand register widened (and rounded) once
+    // where it is first read: a K step's A column and B row are dead after
+    // it, so the operands live for one step rather than the whole product
+    // (an accumulator-by-accumulator order keeps every operand register
+    // live to the end, which spilled from K = 64 on). Each accumulator
+    // still adds its products in ascending K order.
+    auto operand = [&](Value vec, int64_t reg,
+                       DenseMap<int64_t, Value> &cache) -> Value {
+      Value &v = cache[reg];
+      if (!v) {
+        v = widen(extractElement(b, loc, vec, reg));
+        if (op.getPrecision() == DotPrecision::tf32)
           // Round f32 operands to tf32 (10 mantissa bits, to nearest even)
           // as the host does: kiln's tf32 semantics on every target.
-          x = buildRoundToTF32(b, loc, x);
-          y = buildRoundToTF32(b, loc, y);
-        }
+          v = buildRoundToTF32(b, loc, v);
+      }
+      return v;
+    };
+    DenseMap<int64_t, Value> aCache, bCache;
+    SmallVector<Value> out;
+    for (int64_t r = 0; r < numAcc; ++r)
+      out.push_back(extractElement(b, loc, acc, r));
+    for (int32_t kk = 0; kk < k; ++kk) {
+      for (int64_t r = 0; r < numAcc; ++r) {
+        auto [aReg, bReg] = operands[kk * numAcc + r];
+        Value x = operand(adaptor.getA(), aReg, aCache);
+        Value y = operand(adaptor.getB(), bReg, bCache);
+        Value &sum = out[r];
         sum = isFloat ? Value(math::FmaOp::create(b, loc, x, y, sum))
                       : Value(arith::AddIOp::create(
                             b, loc, sum, arith::MulIOp::create(b, loc, x, y)));
       }
-      out.push_back(sum);
     }
     b.replaceOpWithNewOp<vector::FromElementsOp>(op, accType, out);
     return success();
