@@ -12,7 +12,9 @@
 // Then a conversion feeding a narrowing cast moves after it (fewer bytes
 // to move), and a loop-carried tile that its loop computes from values
 // converted in from one layout moves to that layout unless it would hold
-// many more registers per thread there (retypeLoopCarried).
+// many more registers per thread there (retypeLoopCarried), and a
+// reduction of converted inputs reads them in their own layout, its result
+// converted instead (reduceInSourceLayout).
 //
 //===----------------------------------------------------------------------===//
 
@@ -285,6 +287,54 @@ bool retypeLoopCarried(scf::ForOp loop, unsigned i) {
   return true;
 }
 
+/// A reduction reads its inputs in any layout (they only have to agree):
+/// when every input is a conversion from one layout X used by nothing else,
+/// the reduction reads the sources in X instead, and a result tile that
+/// was the slice of the converted layout is converted after it — the
+/// reduced tile, a factor of the reduced dimension smaller; a full
+/// reduction's scalar needs nothing. (A loop-carried accumulator retyped
+/// to its loads' layout left such a conversion before `sum(acc, 0)`: a
+/// trip of the whole tile through shared memory for one number.)
+bool reduceInSourceLayout(kiln::ReduceOp reduce) {
+  Attribute from;
+  SmallVector<Value> sources;
+  for (Value src : reduce.getSrcs()) {
+    auto convert = src.getDefiningOp<ConvertLayoutOp>();
+    if (!convert || !convert->hasOneUse())
+      return false;
+    Attribute l = convert.getSrc().getType().getEncoding();
+    if (from && l != from)
+      return false;
+    from = l;
+    sources.push_back(convert.getSrc());
+  }
+  // Not from a matrix operand's layout (registers arranged for the
+  // instruction, copies along K dropped).
+  auto parent = dyn_cast_or_null<DistributedLayoutAttr>(from);
+  if (!parent || isa<OperandAttr, DotOperandAttr>(from))
+    return false;
+  SmallVector<Value> converts(reduce.getSrcs());
+  reduce->setOperands(sources);
+  for (Value c : converts)
+    c.getDefiningOp()->erase();
+  OpBuilder b(reduce);
+  b.setInsertionPointAfter(reduce);
+  for (Value res : reduce.getResults()) {
+    auto type = dyn_cast<RankedTensorType>(res.getType());
+    if (!type)
+      continue;
+    res.setType(withLayout(
+        type, SliceAttr::get(b.getContext(), reduce.getAxis(), parent)));
+    // Users that convert anyway convert from the new layout.
+    if (llvm::all_of(res.getUsers(),
+                     [](Operation *u) { return isa<ConvertLayoutOp>(u); }))
+      continue;
+    auto back = ConvertLayoutOp::create(b, reduce.getLoc(), type, res);
+    res.replaceAllUsesExcept(back.getResult(), back);
+  }
+  return true;
+}
+
 struct RemoveConversionsPass
     : public kiln::gpu::impl::TileGPURemoveConversionsBase<
           RemoveConversionsPass> {
@@ -352,6 +402,10 @@ struct RemoveConversionsPass
     // is built in the new layout instead).
     if (retyped)
       rematerialize();
+    SmallVector<kiln::ReduceOp> reductions;
+    getOperation().walk([&](kiln::ReduceOp r) { reductions.push_back(r); });
+    for (kiln::ReduceOp r : reductions)
+      reduceInSourceLayout(r);
     // Producers left without users go.
     bool changed = true;
     while (changed) {
