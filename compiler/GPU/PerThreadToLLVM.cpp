@@ -28,9 +28,10 @@ Value kiln::gpu::llvmI32(OpBuilder &b, Location loc, int32_t v) {
 
 Value kiln::gpu::llvmIntrinsic(OpBuilder &b, Location loc, StringRef name,
                                Type result, ValueRange args) {
-  return LLVM::CallIntrinsicOp::create(b, loc, result, b.getStringAttr(name),
-                                       args)
-      .getResult(0);
+  auto call = LLVM::CallIntrinsicOp::create(b, loc, result,
+                                            b.getStringAttr(name), args);
+  // A void intrinsic (a barrier) has no result.
+  return call->getNumResults() ? call->getResult(0) : Value();
 }
 
 Value kiln::gpu::buildGuarded(OpBuilder &b, Location loc, Value mask,

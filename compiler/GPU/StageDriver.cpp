@@ -225,7 +225,7 @@ std::string kiln::gpu::moduleCode(ModuleOp module) {
   std::vector<std::pair<func::FuncOp, std::pair<StringAttr, ArrayAttr>>> saved;
   for (auto fn : module.getOps<func::FuncOp>()) {
     saved.push_back({fn, {fn.getSymNameAttr(), fn.getAllArgAttrs()}});
-    fn.setAllArgAttrs(ArrayRef<DictionaryAttr>{});
+    fn.removeArgAttrsAttr();
     if (fn->hasAttr("kiln.kernel"))
       fn.setSymName("kiln_kernel");
   }
