@@ -224,7 +224,10 @@ def TileGPUSinkSharedLoads : Pass<"tile-gpu-sink-shared-loads", "mlir::ModuleOp"
     distinct bytes, and the allocator then sees the longer lives. A layout
     conversion reads all of a thread's registers at once; a consumer that
     uses them one part at a time (a matrix product on scalar FMAs, K step
-    by K step) no longer keeps them all live to its end.
+    by K step) no longer keeps them all live to its end. The longer lives
+    may need more shared memory: where a function would then exceed the
+    target's limit although it did not before, all its reads go back
+    where they were.
   }];
 }
 

@@ -91,28 +91,29 @@ void sinkInBlock(Block &block,
   }
   if (ops.empty())
     return;
-  // nextFence[i]: the first op at or after i that writes unknown bytes or
-  // synchronizes (the terminator counts: nothing moves past it);
-  // writesTo[buffer]: the positions of the writes through each buffer.
+  // writesTo[buffer]: the positions of the writes through each buffer, in
+  // order; nextFence[i]: the first op at or after i that writes unknown
+  // bytes or synchronizes (the terminator counts: nothing moves past it).
   size_t n = ops.size();
-  SmallVector<size_t> nextFence(n + 1, n - 1);
   DenseMap<Operation *, SmallVector<size_t>> writesTo;
+  SmallVector<bool> fence(n);
   for (size_t i = 0; i < n; ++i) {
     Writes w = writesOf(ops[i]);
     for (Operation *buffer : w.buffers)
       writesTo[buffer].push_back(i);
-    if (w.anything || ops[i]->hasTrait<OpTrait::IsTerminator>())
-      nextFence[i] = i;
+    fence[i] = w.anything || ops[i]->hasTrait<OpTrait::IsTerminator>();
   }
-  for (size_t i = n; i-- > 0;)
-    if (nextFence[i] != i)
-      nextFence[i] = nextFence[i + 1];
+  SmallVector<size_t> nextFence(n);
+  for (size_t i = n, next = n - 1; i-- > 0;)
+    nextFence[i] = next = fence[i] ? i : next;
 
   SmallVector<std::pair<Operation *, Operation *>> moves;
   for (size_t i = 0; i < n; ++i) {
     auto load = dyn_cast<SharedLoadOp>(ops[i]);
     if (!load)
       continue;
+    if (i + 1 == n)
+      continue; // last in a block without terminator: nowhere to go
     size_t target = nextFence[i + 1];
     Operation *buffer = load.getBuffer().getDefiningOp<SharedAllocOp>();
     if (!buffer)
