@@ -126,7 +126,7 @@ struct ConvertToThreadsPass
     threads::populateMemoryPatterns(tc, patterns, c);
     threads::populateReductionPatterns(tc, patterns, c);
     threads::populateDotPatterns(tc, patterns, c);
-    threads::populateElementwisePatterns(tc, patterns);
+    threads::populateElementwisePatterns(tc, patterns, c);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    tc);
     populateReturnOpTypeConversionPattern(patterns, tc);

@@ -231,6 +231,26 @@ def TileGPUSinkSharedLoads : Pass<"tile-gpu-sink-shared-loads", "mlir::ModuleOp"
   }];
 }
 
+def TileGPUComputeOncePerRun : Pass<"tile-gpu-compute-once-per-run", "mlir::ModuleOp"> {
+  let summary = "Compute marked per-thread results once per group of equal registers";
+  let description = [{
+    The first step of every backend's lowering of the per-thread form.
+    The per-thread conversion marks an integer elementwise op whose result
+    the axis analysis proves constant over runs of a thread's registers
+    (`offs < n` with n a multiple of 16) with `kiln_gpu.equal_runs`, the
+    group of each register. This pass computes such an op on the first
+    register of each group (`vector.shuffle` of its operands) and spreads
+    the results back; registers of the operands nothing else reads are
+    then dead. The mark is left out of the per-thread code that the
+    fast-path trials compare, so an assumption that only lengthens runs is
+    never kept as a launch condition; it is applied after them. A mark
+    that does not fit its op (not one entry per register of a
+    one-dimensional vector result, groups not numbered in order, operands
+    of another length) is an error.
+  }];
+  let dependentDialects = ["::mlir::vector::VectorDialect"];
+}
+
 def TileGPURemoveConversions : Pass<"tile-gpu-remove-conversions", "mlir::ModuleOp"> {
   let summary = "Recompute cheap values in the wanted layout instead of converting";
   let description = [{

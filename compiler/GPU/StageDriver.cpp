@@ -206,6 +206,8 @@ llvm::Error kiln::gpu::lowerStagedVariant(
       fn.setSymName(entry);
   timing::Phase phase("lowering to " + names.what);
   PassManager backend(staged.module->getContext());
+  // The per-thread form's marks first (after every fast-path trial).
+  backend.addPass(createTileGPUComputeOncePerRun());
   addPasses(backend);
   timing::instrument(backend);
   if (failed(backend.run(*staged.module)))
@@ -219,8 +221,9 @@ std::string kiln::gpu::perThreadCode(const StagedVariant &staged) {
 }
 
 std::string kiln::gpu::moduleCode(ModuleOp module) {
-  // The kernel's name and argument attributes are left out for the print
-  // and put back.
+  // The kernel's name, argument attributes and the equal-runs marks (what
+  // tile-gpu-compute-once-per-run does after the trials) are left out for
+  // the print and put back.
   timing::Phase phase("GPU stage: per-thread text");
   std::vector<std::pair<func::FuncOp, std::pair<StringAttr, ArrayAttr>>> saved;
   for (auto fn : module.getOps<func::FuncOp>()) {
@@ -229,6 +232,12 @@ std::string kiln::gpu::moduleCode(ModuleOp module) {
     if (fn->hasAttr("kiln.kernel"))
       fn.setSymName("kiln_kernel");
   }
+  StringRef runs = KilnGPUDialect::getEqualRunsAttrName();
+  std::vector<std::pair<Operation *, Attribute>> marks;
+  module.walk([&](Operation *op) {
+    if (Attribute a = op->removeAttr(runs))
+      marks.push_back({op, a});
+  });
   std::string text;
   llvm::raw_string_ostream os(text);
   module.print(os);
@@ -237,6 +246,8 @@ std::string kiln::gpu::moduleCode(ModuleOp module) {
     if (attrs.second)
       fn.setAllArgAttrs(attrs.second);
   }
+  for (auto &[op, a] : marks)
+    op->setAttr(runs, a);
   return text;
 }
 

@@ -209,10 +209,52 @@ struct MovePattern : ThreadPattern<OpTy> {
   }
 };
 
+/// The registers of a tile held as `l` whose elements the axis analysis
+/// proves equal (`constancy`: aligned runs along each dimension): for each
+/// register, the index of its group, groups numbered in the order of their
+/// first registers. A run counts only as far as this thread's registers
+/// decide it: where a lane or warp bit sets a coordinate bit inside the
+/// run, the run is cut there, so every thread groups alike.
+SmallVector<int32_t> equalRegisterGroups(const LinearLayout &l,
+                                         ArrayRef<int64_t> constancy) {
+  unsigned rank = l.getOutDims().size();
+  SmallVector<int32_t, 3> runBits(rank, 0);
+  for (unsigned d = 0; d < rank && d < constancy.size(); ++d) {
+    int32_t bits = llvm::Log2_64(std::max<int64_t>(constancy[d], 1));
+    for (StringRef hw : {dims::kLane, dims::kWarp}) {
+      if (!l.hasInDim(hw))
+        continue;
+      for (int bit = 0; bit < l.getInDimSizeLog2(hw); ++bit)
+        if (int32_t x = l.getBasis(hw, bit)[d])
+          bits = std::min<int32_t>(bits, llvm::countr_zero(uint32_t(x)));
+    }
+    runBits[d] = bits;
+  }
+  std::map<SmallVector<int32_t, 3>, int32_t> groupOf;
+  SmallVector<int32_t> groups;
+  for (int32_t r = 0; r < l.getInDimSize(dims::kRegister); ++r) {
+    SmallVector<int32_t, 3> key = registerCoords(l, r);
+    for (unsigned d = 0; d < rank; ++d)
+      key[d] >>= runBits[d];
+    auto it = groupOf.insert({key, int32_t(groupOf.size())}).first;
+    groups.push_back(it->second);
+  }
+  return groups;
+}
+
 /// arith and math ops on tiles: the same op on the per-thread vectors.
+/// An integer result the axis analysis proves constant over runs of this
+/// thread's registers (a mask `offs < n` with n a multiple of the
+/// per-thread run: one value per 8 registers of a 16-byte bf16 row) gets
+/// the runs as a `kiln_gpu.equal_runs` mark; the backends' lowering
+/// computes it once per run (tile-gpu-compute-once-per-run). A mark, not
+/// the narrower code itself: the fast-path trials compare per-thread code
+/// without marks, so that an assumption which only lengthens runs (a mask
+/// bound's divisibility) never becomes a launch condition.
 struct ElementwisePattern : ConversionPattern {
-  ElementwisePattern(const TypeConverter &tc, MLIRContext *ctx)
-      : ConversionPattern(tc, MatchAnyOpTypeTag(), /*benefit=*/1, ctx) {}
+  ElementwisePattern(const TypeConverter &tc, MLIRContext *ctx,
+                     const Context &c)
+      : ConversionPattern(tc, MatchAnyOpTypeTag(), /*benefit=*/1, ctx), c(c) {}
 
   LogicalResult
   matchAndRewrite(Operation *op, ArrayRef<Value> operands,
@@ -225,9 +267,49 @@ struct ElementwisePattern : ConversionPattern {
       return failure();
     OperationState state(op->getLoc(), op->getName(), operands, types,
                          op->getAttrs());
+    if (std::optional<SmallVector<int32_t>> runs = equalRuns(op, types))
+      state.addAttribute(KilnGPUDialect::getEqualRunsAttrName(),
+                         b.getDenseI32ArrayAttr(*runs));
     b.replaceOp(op, b.create(state)->getResults());
     return success();
   }
+
+private:
+  /// The groups of equal registers of `op`'s integer tile result, where
+  /// some group has more than one.
+  std::optional<SmallVector<int32_t>> equalRuns(Operation *op,
+                                                ArrayRef<Type> types) const {
+    if (!c.axis || op->getNumResults() != 1 || !isMemoryEffectFree(op))
+      return std::nullopt;
+    auto tile = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    auto vt = dyn_cast<VectorType>(types[0]);
+    if (!tile || !vt || vt.getRank() != 1 ||
+        !tile.getElementType().isIntOrIndex() || !tile.getEncoding())
+      return std::nullopt;
+    AxisInfo info = c.axis->lookup(op->getResult(0));
+    if (llvm::all_of(info.constancy, [](int64_t k) { return k <= 1; }))
+      return std::nullopt;
+    // Operands as constant as the result: their registers are equal too,
+    // and the backends' common-subexpression elimination already computes
+    // the result once per group.
+    auto asConstant = [&](Value v) {
+      AxisInfo in = c.axis->lookup(v);
+      for (auto [d, k] : llvm::enumerate(info.constancy))
+        if (d >= in.constancy.size() || in.constancy[d] < k)
+          return false;
+      return true;
+    };
+    if (llvm::all_of(op->getOperands(), asConstant))
+      return std::nullopt;
+    SmallVector<int32_t> groups =
+        equalRegisterGroups(getLinearLayout(tile), info.constancy);
+    if (groups.empty() || int64_t(groups.size()) != vt.getNumElements() ||
+        *llvm::max_element(groups) + 1 == int32_t(groups.size()))
+      return std::nullopt;
+    return groups;
+  }
+
+  const Context &c;
 };
 
 } // namespace
@@ -238,6 +320,6 @@ void kiln::gpu::threads::populateDataMovementPatterns(const TypeConverter &tc,
 }
 
 void kiln::gpu::threads::populateElementwisePatterns(
-    const TypeConverter &tc, RewritePatternSet &patterns) {
-  patterns.add<ElementwisePattern>(tc, patterns.getContext());
+    const TypeConverter &tc, RewritePatternSet &patterns, const Context &c) {
+  patterns.add<ElementwisePattern>(tc, patterns.getContext(), c);
 }

@@ -332,7 +332,8 @@ void populateDataMovementPatterns(const mlir::TypeConverter &tc,
                                   mlir::RewritePatternSet &patterns,
                                   const Context &c);
 void populateElementwisePatterns(const mlir::TypeConverter &tc,
-                                 mlir::RewritePatternSet &patterns);
+                                 mlir::RewritePatternSet &patterns,
+                                 const Context &c);
 void populateMemoryPatterns(const mlir::TypeConverter &tc,
                             mlir::RewritePatternSet &patterns,
                             const Context &c);

@@ -42,6 +42,13 @@ def KilnGPU_Dialect : Dialect {
     static llvm::StringRef getSharedBytesAttrName() {
       return "kiln_gpu.shared_bytes";
     }
+    /// Op attribute of the per-thread form (an i32 array, one entry per
+    /// register of the op's vector result): registers with the same entry
+    /// hold equal values, entries numbered in order of first appearance.
+    /// tile-gpu-compute-once-per-run computes such a result once per group.
+    static llvm::StringRef getEqualRunsAttrName() {
+      return "kiln_gpu.equal_runs";
+    }
   private:
     void registerAttributes();
     void registerTypes();
