@@ -14,7 +14,8 @@
 // converted in from one layout moves to that layout unless it would hold
 // many more registers per thread there (retypeLoopCarried), and a
 // reduction of converted inputs reads them in their own layout, its result
-// converted instead (reduceInSourceLayout).
+// converted instead (reduceInSourceLayout). The same conversion in both
+// branches of an `scf.if` is made once before it (hoistCommonConversions).
 //
 //===----------------------------------------------------------------------===//
 
@@ -335,6 +336,40 @@ bool reduceInSourceLayout(kiln::ReduceOp reduce) {
   return true;
 }
 
+/// The same conversion of a value from above an `scf.if` in both of its
+/// branches (the branches of attention's masking `if` both convert the
+/// unmasked scores into the layout the `if` yields) is made once, before
+/// the `if`: the same work on either path, and one copy of the code.
+/// True if it changed the `if`.
+bool hoistCommonConversions(scf::IfOp ifOp) {
+  if (ifOp.getElseRegion().empty())
+    return false;
+  auto fromAbove = [&](ConvertLayoutOp c) {
+    return !ifOp->isAncestor(c.getSrc().getParentRegion()->getParentOp());
+  };
+  SmallVector<ConvertLayoutOp> elseConverts;
+  for (auto c : ifOp.elseBlock()->getOps<ConvertLayoutOp>())
+    if (fromAbove(c))
+      elseConverts.push_back(c);
+  bool changed = false;
+  for (auto c : llvm::make_early_inc_range(
+           ifOp.thenBlock()->getOps<ConvertLayoutOp>())) {
+    if (!fromAbove(c))
+      continue;
+    auto twin = llvm::find_if(elseConverts, [&](ConvertLayoutOp e) {
+      return e && e.getSrc() == c.getSrc() && e.getType() == c.getType();
+    });
+    if (twin == elseConverts.end())
+      continue;
+    c->moveBefore(ifOp);
+    twin->replaceAllUsesWith(c.getResult());
+    twin->erase();
+    *twin = nullptr;
+    changed = true;
+  }
+  return changed;
+}
+
 struct RemoveConversionsPass
     : public kiln::gpu::impl::TileGPURemoveConversionsBase<
           RemoveConversionsPass> {
@@ -406,6 +441,10 @@ struct RemoveConversionsPass
     getOperation().walk([&](kiln::ReduceOp r) { reductions.push_back(r); });
     for (kiln::ReduceOp r : reductions)
       reduceInSourceLayout(r);
+    SmallVector<scf::IfOp> ifs;
+    getOperation().walk([&](scf::IfOp i) { ifs.push_back(i); });
+    for (scf::IfOp i : ifs)
+      hoistCommonConversions(i);
     // Producers left without users go.
     bool changed = true;
     while (changed) {
