@@ -261,6 +261,10 @@ def TileGPURemoveConversions : Pass<"tile-gpu-remove-conversions", "mlir::Module
     converted layout and drops the conversion — indices and masks cost a
     few instructions per register, a conversion a trip through shared
     memory. Conversions of loads, reductions and matrix products stay.
+    Then: a conversion feeding a narrowing cast moves after it, a
+    loop-carried tile moves to the layout its loop computes it in, a
+    reduction of converted inputs reads their sources, and the same
+    conversion in both branches of an `scf.if` is made once before it.
   }];
 }
 
