@@ -340,10 +340,9 @@ bool reduceInSourceLayout(kiln::ReduceOp reduce) {
 /// branches (the branches of attention's masking `if` both convert the
 /// unmasked scores into the layout the `if` yields) is made once, before
 /// the `if`: the same work on either path, and one copy of the code.
-/// True if it changed the `if`.
-bool hoistCommonConversions(scf::IfOp ifOp) {
+void hoistCommonConversions(scf::IfOp ifOp) {
   if (ifOp.getElseRegion().empty())
-    return false;
+    return;
   auto fromAbove = [&](ConvertLayoutOp c) {
     return !ifOp->isAncestor(c.getSrc().getParentRegion()->getParentOp());
   };
@@ -351,7 +350,6 @@ bool hoistCommonConversions(scf::IfOp ifOp) {
   for (auto c : ifOp.elseBlock()->getOps<ConvertLayoutOp>())
     if (fromAbove(c))
       elseConverts.push_back(c);
-  bool changed = false;
   for (auto c : llvm::make_early_inc_range(
            ifOp.thenBlock()->getOps<ConvertLayoutOp>())) {
     if (!fromAbove(c))
@@ -365,9 +363,7 @@ bool hoistCommonConversions(scf::IfOp ifOp) {
     twin->replaceAllUsesWith(c.getResult());
     twin->erase();
     *twin = nullptr;
-    changed = true;
   }
-  return changed;
 }
 
 struct RemoveConversionsPass
