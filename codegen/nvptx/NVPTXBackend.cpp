@@ -11,6 +11,7 @@
 
 #include "codegen/nvptx/NVPTXPasses.h"
 #include "codegen/nvptx/NVPTXTargets.h"
+#include "codegen/nvptx/RegisterOffsets.h"
 #include "compiler/Dialect/KilnDialect.h"
 #include "compiler/GPU/IR/KilnGPUDialect.h"
 #include "compiler/GPU/StageDriver.h"
@@ -206,7 +207,7 @@ protected:
     return kiln::buildOnce(
         kiln::codeKey(**llvmModule, entry, salt),
         [&]() -> llvm::Expected<std::vector<kiln::CodeObject>> {
-          kiln::optimizeLLVMModule(**llvmModule, **tm, kPTXOptimizationLevel);
+          optimize(**llvmModule, **tm);
           llvm::Expected<std::string> ptx = ptxOf(**llvmModule, **tm);
           if (!ptx)
             return ptx.takeError();
@@ -297,8 +298,15 @@ protected:
                 llvm::LLVMContext &llvmCtx, llvm::StringRef entry) {
     auto llvmModule = translatedLLVM(module, tm, llvmCtx, entry);
     if (llvmModule)
-      kiln::optimizeLLVMModule(**llvmModule, tm, kPTXOptimizationLevel);
+      optimize(**llvmModule, tm);
     return llvmModule;
+  }
+
+  /// LLVM's pipeline at kPTXOptimizationLevel, then the constant register
+  /// offsets moved into the addresses' immediates (RegisterOffsets.h).
+  static void optimize(llvm::Module &module, llvm::TargetMachine &tm) {
+    kiln::optimizeLLVMModule(module, tm, kPTXOptimizationLevel);
+    kiln::nvptx::foldRegisterOffsets(module);
   }
 
   /// The wgmma statements (inline PTX: `.sync.aligned`, executed by every
