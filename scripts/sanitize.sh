@@ -3,7 +3,9 @@
 # under them; every report is fatal (the process aborts, the test fails).
 #
 #   scripts/sanitize.sh [address,undefined]   the whole tree in build-asan:
-#                                             every lit test and every ctest
+#                                             every lit test (the variant
+#                                             sweeps of sm_90a and gfx942
+#                                             only) and every ctest
 #   scripts/sanitize.sh thread                the runtime in build-tsan: its
 #                                             unit tests (concurrency, tuning,
 #                                             launchers) under ThreadSanitizer
