@@ -196,15 +196,16 @@ std::vector<std::pair<uint32_t, uint32_t>> inputs() {
   return in;
 }
 
-/// Parses `body` as `@f(i64 %base, i32 %x, i32 %y)` returning a pointer,
-/// rewrites it, and checks both agree wherever the original is defined.
-/// Returns how many addresses were rewritten.
+/// Parses `body` as `@f(i64 %base, i32 %x, i32 %y)` returning its `%addr`
+/// as a pointer, rewrites it, and checks both agree wherever the original
+/// is defined. Returns how many addresses were rewritten.
 unsigned check(llvm::StringRef body) {
   llvm::LLVMContext ctx;
   llvm::SMDiagnostic err;
   std::string text =
       "define ptr addrspace(1) @f(i64 %base, i32 %x, i32 %y) {\n" + body.str() +
-      "}\n";
+      "  %p = inttoptr i64 %addr to ptr addrspace(1)\n"
+      "  ret ptr addrspace(1) %p\n}\n";
   auto parse = [&]() {
     auto m = llvm::parseAssemblyString(text, err, ctx);
     if (!m) {
@@ -249,106 +250,75 @@ unsigned check(llvm::StringRef body) {
   return folded;
 }
 
-const char *kSplat = R"(
+/// A case: the function's body (defining `%addr`) and how many addresses
+/// the rewrite may change: 0 where moving a constant would be wrong.
+struct Case {
+  const char *name;
+  std::string body;
+  unsigned folded;
+};
+
+/// `%splat`: `%hi` in every lane of an <8 x i32>; `%bases`: `%base` in the
+/// lanes the accesses read (0 and 4), as the per-thread form builds them.
+const std::string kSplat = R"(
   %x.v = insertelement <8 x i32> poison, i32 %hi, i64 0
   %splat = shufflevector <8 x i32> %x.v, <8 x i32> poison, <8 x i32> zeroinitializer
   %b.v = insertelement <8 x i64> poison, i64 %base, i64 0
   %bases = shufflevector <8 x i64> %b.v, <8 x i64> poison, <8 x i32> <i32 0, i32 poison, i32 poison, i32 poison, i32 0, i32 poison, i32 poison, i32 poison>
 )";
 
-// `program_id(0) * BLOCK + arange`: the layout's register offsets in the
-// low bits, apart from the rest; each register's address gets its own
-// offset (lane 4's 2048 bytes).
-TEST(RegisterOffsets, DisjointRegisterOffsetsMoveOut) {
-  std::string body = std::string("  %hi = shl i32 %x, 10\n") + kSplat + R"(
-  %offs = or disjoint <8 x i32> %splat, <i32 0, i32 1, i32 2, i32 3, i32 512, i32 513, i32 514, i32 515>
+/// Lane 4's address of `x + offs` (4-byte elements), offs = %splat +
+/// the layout's register offsets through `combine` (`or disjoint`,
+/// `add`).
+std::string registerAddress(const char *hi, const char *combine) {
+  return std::string("  %hi = ") + hi + "\n" + kSplat + "  %offs = " + combine +
+         R"( <8 x i32> %splat, <i32 0, i32 1, i32 2, i32 3, i32 512, i32 513, i32 514, i32 515>
   %wide = sext <8 x i32> %offs to <8 x i64>
   %bytes = shl nsw <8 x i64> %wide, splat (i64 2)
-  %addr = add <8 x i64> %bytes, %bases
-  %a4 = extractelement <8 x i64> %addr, i64 4
-  %p = inttoptr i64 %a4 to ptr addrspace(1)
-  ret ptr addrspace(1) %p
+  %addrs = add <8 x i64> %bytes, %bases
+  %addr = extractelement <8 x i64> %addrs, i64 4
 )";
-  EXPECT_EQ(check(body), 1u);
 }
 
-// `k + arange` with k unconstrained: the sum may wrap at 32 bits, so each
-// register keeps its own sign extension.
-TEST(RegisterOffsets, WrappingSumKeepsItsOffsets) {
-  std::string body = std::string("  %hi = add i32 %x, 0\n") + kSplat + R"(
-  %offs = add <8 x i32> %splat, <i32 0, i32 1, i32 2, i32 3, i32 512, i32 513, i32 514, i32 515>
-  %wide = sext <8 x i32> %offs to <8 x i64>
-  %bytes = shl nsw <8 x i64> %wide, splat (i64 2)
-  %addr = add <8 x i64> %bytes, %bases
-  %a4 = extractelement <8 x i64> %addr, i64 4
-  %p = inttoptr i64 %a4 to ptr addrspace(1)
-  ret ptr addrspace(1) %p
-)";
-  EXPECT_EQ(check(body), 0u);
+/// `x + ((hi | c) << 3)` in bytes, the shift `shl <flag>` and its
+/// extension to 64 bits `ext`.
+std::string shiftedAddress(const char *hi, int32_t c, const char *flag,
+                           const char *ext) {
+  return std::string("  %hi = ") + hi + "\n  %offs = or disjoint i32 %hi, " +
+         std::to_string(c) + "\n  %bytes = shl " + flag +
+         " i32 %offs, 3\n  %wide = " + ext +
+         " i32 %bytes to i64\n  %addr = add i64 %base, %wide\n";
 }
 
-// `add nsw` with a constant under a sign extension: exact (no wrap).
-TEST(RegisterOffsets, NoSignedWrapSum) {
-  EXPECT_EQ(check(R"(
+const Case kCases[] = {
+    // `program_id(0) * BLOCK + arange`: the layout's register offsets in
+    // the low bits, apart from the rest; lane 4 gets its own 2048 bytes.
+    {"DisjointRegisterOffsets",
+     registerAddress("shl i32 %x, 10", "or disjoint"), 1},
+    // `k + arange` with k unconstrained: the sum may wrap at 32 bits, so
+    // each register keeps its own sign extension.
+    {"WrappingSum", registerAddress("add i32 %x, 0", "add"), 0},
+    // `add nsw` with a constant under a sign extension: no wrap.
+    {"NoSignedWrapSum", R"(
   %offs = add nsw i32 %x, 96
   %wide = sext i32 %offs to i64
   %bytes = mul i64 %wide, 12
   %addr = add i64 %base, %bytes
-  %p = inttoptr i64 %addr to ptr addrspace(1)
-  ret ptr addrspace(1) %p
-)"),
-            1u);
-}
-
-// A shared-memory-like unsigned chain: zext of a shifted disjoint or.
-TEST(RegisterOffsets, ZeroExtendedShift) {
-  EXPECT_EQ(check(R"(
-  %hi = shl i32 %x, 4
-  %offs = or disjoint i32 %hi, 7
-  %bytes = shl nuw i32 %offs, 2
-  %wide = zext i32 %bytes to i64
-  %addr = add i64 %wide, %base
-  %p = inttoptr i64 %addr to ptr addrspace(1)
-  ret ptr addrspace(1) %p
-)"),
-            1u);
-}
-
-// `shl nsw` under a sign extension moves a small offset out...
-TEST(RegisterOffsets, SignedShiftOfSmallOffset) {
-  EXPECT_EQ(check(R"(
-  %hi = shl i32 %x, 4
-  %offs = or disjoint i32 %hi, 5
-  %bytes = shl nsw i32 %offs, 3
-  %wide = sext i32 %bytes to i64
-  %addr = add i64 %base, %wide
-  %p = inttoptr i64 %addr to ptr addrspace(1)
-  ret ptr addrspace(1) %p
-)"),
-            1u);
-}
-
-// ... but not an offset the shift would move into the sign bit: defined
-// where x's top three bits are set (bits 28-31 of the or all ones), where
-// sext(hi << 3) + (2^28 << 3) is 2^32 off.
-TEST(RegisterOffsets, SignedShiftIntoTheSign) {
-  EXPECT_EQ(check(R"(
-  %hi = and i32 %x, -536805377
-  %offs = or disjoint i32 %hi, 268435456
-  %bytes = shl nsw i32 %offs, 3
-  %wide = sext i32 %bytes to i64
-  %addr = add i64 %base, %wide
-  %p = inttoptr i64 %addr to ptr addrspace(1)
-  ret ptr addrspace(1) %p
-)"),
-            0u);
-}
-
-// Two computed operands of a disjoint or under a sign extension: only
-// where both split by disjoint bits; an `add nsw` part may wrap against
-// the other operand's rest.
-TEST(RegisterOffsets, DisjointOperandsUnderSignExtension) {
-  EXPECT_EQ(check(R"(
+)",
+     1},
+    // An unsigned chain: zext of a shifted disjoint or.
+    {"ZeroExtendedShift", shiftedAddress("shl i32 %x, 4", 7, "nuw", "zext"), 1},
+    // `shl nsw` under a sign extension moves a small offset out...
+    {"SignedShiftOfSmallOffset",
+     shiftedAddress("shl i32 %x, 4", 5, "nsw", "sext"), 1},
+    // ... but not an offset the shift would move into the sign bit:
+    // defined where x's top three bits are set (bits 28-31 of the or all
+    // ones), where sext(hi << 3) + (2^28 << 3) is 2^32 off.
+    {"SignedShiftIntoTheSign",
+     shiftedAddress("and i32 %x, -536805377", 1 << 28, "nsw", "sext"), 0},
+    // Two computed operands of a disjoint or under a sign extension: where
+    // both split by disjoint bits...
+    {"DisjointOperands", R"(
   %a.hi = shl i32 %x, 8
   %a = or disjoint i32 %a.hi, 3
   %b.lo = and i32 %y, 240
@@ -356,27 +326,22 @@ TEST(RegisterOffsets, DisjointOperandsUnderSignExtension) {
   %offs = or disjoint i32 %a, %b
   %wide = sext i32 %offs to i64
   %addr = add i64 %base, %wide
-  %p = inttoptr i64 %addr to ptr addrspace(1)
-  ret ptr addrspace(1) %p
-)"),
-            1u);
-  EXPECT_EQ(check(R"(
+)",
+     1},
+    // ... but not with an `add nsw` part, which may wrap against the other
+    // operand's rest.
+    {"OperandWithAddedConstant", R"(
   %a.hi = shl i32 %x, 8
   %a = add nsw i32 %a.hi, -1
   %b = and i32 %y, 255
   %offs = or disjoint i32 %a, %b
   %wide = sext i32 %offs to i64
   %addr = add i64 %base, %wide
-  %p = inttoptr i64 %addr to ptr addrspace(1)
-  ret ptr addrspace(1) %p
-)"),
-            0u);
-}
-
-// 64-bit arithmetic wraps modulo 2^64 on both sides: constants move out
-// of any order of additions and scalings.
-TEST(RegisterOffsets, WideArithmetic) {
-  EXPECT_EQ(check(R"(
+)",
+     0},
+    // 64-bit arithmetic wraps modulo 2^64 on both sides: constants move out
+    // of any order of additions and scalings.
+    {"WideArithmetic", R"(
   %wx = sext i32 %x to i64
   %wy = zext i32 %y to i64
   %a = add i64 %wx, -40
@@ -385,10 +350,21 @@ TEST(RegisterOffsets, WideArithmetic) {
   %d = shl i64 %c, 1
   %e = add i64 %b, %d
   %addr = add i64 %base, %e
-  %p = inttoptr i64 %addr to ptr addrspace(1)
-  ret ptr addrspace(1) %p
-)"),
-            1u);
+)",
+     1},
+};
+
+void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
+
+class RegisterOffsets : public testing::TestWithParam<Case> {};
+
+TEST_P(RegisterOffsets, SameAddressWhereDefined) {
+  EXPECT_EQ(check(GetParam().body), GetParam().folded);
 }
+
+INSTANTIATE_TEST_SUITE_P(Shapes, RegisterOffsets, testing::ValuesIn(kCases),
+                         [](const testing::TestParamInfo<Case> &info) {
+                           return std::string(info.param.name);
+                         });
 
 } // namespace
