@@ -17,10 +17,13 @@
 // load or store.
 //
 // Exact in the wrapping arithmetic the tile program has (docs/language.md):
-// 64-bit additions, shifts and multiplications distribute over the split
-// modulo 2^64; under a sign extension only where no 32-bit wrap can happen
-// between the parts: `or disjoint` (no carries at all, so
-// sext(a | c) = sext(a) + sext(c)) and `add nsw a, C`.
+// 64-bit additions (disjoint ors among them), shifts and multiplications
+// by a constant distribute over the split modulo 2^64; under a sign or zero
+// extension only where no 32-bit wrap can happen between the parts: `or
+// disjoint` (no carries at all, so sext(a | c) = sext(a) + sext(c)), `add
+// nsw`/`add nuw` of a constant, `shl nuw`, and `shl nsw` where the parts'
+// bits are apart and no offset reaches the sign.
+// test/unit/RegisterOffsetsTest.cpp evaluates each shape before and after.
 //
 //===----------------------------------------------------------------------===//
 
@@ -96,14 +99,14 @@ private:
     return result;
   }
 
-  /// A new instruction computing `orig`'s operation on the rests, placed
-  /// right after `orig` (without its flags: the rests' values are not the
-  /// original's).
-  static llvm::Value *rebuild(llvm::BinaryOperator *orig, llvm::Value *lhs,
+  /// A new instruction computing `op` of the rests, placed right after
+  /// `orig`, which it stands for (without `orig`'s flags: the rests'
+  /// values are not the original's).
+  static llvm::Value *rebuild(llvm::BinaryOperator *orig,
+                              llvm::Instruction::BinaryOps op, llvm::Value *lhs,
                               llvm::Value *rhs) {
     llvm::IRBuilder<> b(orig->getNextNode());
-    return b.CreateBinOp(orig->getOpcode(), lhs, rhs,
-                         orig->getName() + ".rest");
+    return b.CreateBinOp(op, lhs, rhs, orig->getName() + ".rest");
   }
 
   static int64_t wrappingAdd(int64_t a, int64_t b) {
@@ -156,7 +159,11 @@ private:
     if (reading != Reading::Wide &&
         (!disjoint || (l && !l->bitsApart) || (r && !r->bitsApart)))
       return std::nullopt;
-    Split s{rebuild(inst, l ? l->rest : lhs, r ? r->rest : rhs),
+    // An addition of the rests, also for a disjoint or: the rests of a
+    // 64-bit one may share bits where the operands did not (an operand
+    // that gave up a constant by an `add`).
+    Split s{rebuild(inst, llvm::Instruction::Add, l ? l->rest : lhs,
+                    r ? r->rest : rhs),
             l ? l->offsets : r->offsets, true};
     if (l && r)
       for (auto [o, k] : llvm::zip(s.offsets, r->offsets))
@@ -194,8 +201,8 @@ private:
         })))
       return std::nullopt;
     uint64_t scale = shl ? uint64_t(1) << f : static_cast<uint64_t>(f);
-    Split s{rebuild(inst, inner->rest, inst->getOperand(1)), inner->offsets,
-            inner->bitsApart};
+    Split s{rebuild(inst, inst->getOpcode(), inner->rest, inst->getOperand(1)),
+            inner->offsets, inner->bitsApart};
     for (int64_t &o : s.offsets)
       o = static_cast<int64_t>(static_cast<uint64_t>(o) * scale);
     return s;

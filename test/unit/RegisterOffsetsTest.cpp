@@ -339,6 +339,19 @@ const Case kCases[] = {
   %addr = add i64 %base, %wide
 )",
      0},
+    // A 64-bit disjoint or whose operand gave up a constant: the rests
+    // may share bits (a0 = 6 and b = 2 where a = 8), so they are added,
+    // not or-ed.
+    {"WideDisjointOrOfRests", R"(
+  %wx = zext i32 %x to i64
+  %a0 = and i64 %wx, 6
+  %a = add i64 %a0, 2
+  %wy = zext i32 %y to i64
+  %b = and i64 %wy, 2
+  %v = or disjoint i64 %a, %b
+  %addr = add i64 %base, %v
+)",
+     1},
     // 64-bit arithmetic wraps modulo 2^64 on both sides: constants move out
     // of any order of additions and scalings.
     {"WideArithmetic", R"(
