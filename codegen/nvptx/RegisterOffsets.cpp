@@ -59,9 +59,12 @@ struct Split {
 };
 
 /// The lanes of an integer constant (scalar or vector) of at most 64 bits,
-/// zero-extended for an unsigned reading, else sign-extended.
-std::optional<llvm::SmallVector<int64_t>> constantLanes(llvm::Value *v,
-                                                        Reading reading) {
+/// zero-extended for an unsigned reading, else sign-extended. A poison or
+/// undef lane reads as 0 (the original's lane is poison there, any value
+/// will do) and is false in `defined` when given.
+std::optional<llvm::SmallVector<int64_t>>
+constantLanes(llvm::Value *v, Reading reading,
+              llvm::SmallVectorImpl<bool> *defined = nullptr) {
   auto *c = llvm::dyn_cast<llvm::Constant>(v);
   if (!c)
     return std::nullopt;
@@ -70,6 +73,13 @@ std::optional<llvm::SmallVector<int64_t>> constantLanes(llvm::Value *v,
   unsigned n = vecTy ? vecTy->getNumElements() : 1;
   for (unsigned i = 0; i < n; ++i) {
     llvm::Constant *e = vecTy ? c->getAggregateElement(i) : c;
+    bool isUndef = e && llvm::isa<llvm::UndefValue>(e); // poison too
+    if (defined)
+      defined->push_back(!isUndef);
+    if (isUndef && c->getType()->getScalarSizeInBits() <= 64) {
+      lanes.push_back(0);
+      continue;
+    }
     auto *ci = llvm::dyn_cast_or_null<llvm::ConstantInt>(e);
     if (!ci || ci->getBitWidth() > 64 ||
         (reading == Reading::Unsigned && ci->getBitWidth() == 64))
@@ -87,6 +97,10 @@ public:
   /// offsets, or nothing where no constant can be taken out exactly.
   std::optional<Split> wide(llvm::Value *v) { return split(v, Reading::Wide); }
 
+  /// Every instruction the splits added, including those of splits given up
+  /// above them (unused then).
+  llvm::SmallVector<llvm::WeakTrackingVH> created;
+
 private:
   llvm::DenseMap<std::pair<llvm::Value *, unsigned>, std::optional<Split>> memo;
 
@@ -102,11 +116,16 @@ private:
   /// A new instruction computing `op` of the rests, placed right after
   /// `orig`, which it stands for (without `orig`'s flags: the rests'
   /// values are not the original's).
-  static llvm::Value *rebuild(llvm::BinaryOperator *orig,
-                              llvm::Instruction::BinaryOps op, llvm::Value *lhs,
-                              llvm::Value *rhs) {
+  llvm::Value *rebuild(llvm::BinaryOperator *orig,
+                       llvm::Instruction::BinaryOps op, llvm::Value *lhs,
+                       llvm::Value *rhs) {
     llvm::IRBuilder<> b(orig->getNextNode());
-    return b.CreateBinOp(op, lhs, rhs, orig->getName() + ".rest");
+    return made(b.CreateBinOp(op, lhs, rhs, orig->getName() + ".rest"));
+  }
+
+  llvm::Value *made(llvm::Value *v) {
+    created.push_back(v);
+    return v;
   }
 
   static int64_t wrappingAdd(int64_t a, int64_t b) {
@@ -121,8 +140,8 @@ private:
     if (!s)
       return std::nullopt;
     llvm::IRBuilder<> b(ext->getNextNode());
-    return Split{b.CreateCast(ext->getOpcode(), s->rest, ext->getDestTy(),
-                              ext->getName() + ".rest"),
+    return Split{made(b.CreateCast(ext->getOpcode(), s->rest, ext->getDestTy(),
+                                   ext->getName() + ".rest")),
                  s->offsets, false};
   }
 
@@ -173,13 +192,24 @@ private:
 
   /// A shift left or multiplication by one constant (the element size).
   std::optional<Split> scaling(llvm::BinaryOperator *inst, Reading reading) {
+    llvm::SmallVector<bool> defined;
     std::optional<llvm::SmallVector<int64_t>> factor =
-        constantLanes(inst->getOperand(1), Reading::Signed);
-    if (!factor ||
-        llvm::any_of(*factor, [&](int64_t f) { return f != factor->front(); }))
+        constantLanes(inst->getOperand(1), Reading::Signed, &defined);
+    if (!factor)
+      return std::nullopt;
+    // One factor over the defined lanes (a poison lane's result is poison).
+    std::optional<int64_t> uniform;
+    for (auto [value, isDefined] : llvm::zip(*factor, defined)) {
+      if (!isDefined)
+        continue;
+      if (uniform && *uniform != value)
+        return std::nullopt;
+      uniform = value;
+    }
+    if (!uniform)
       return std::nullopt;
     unsigned width = inst->getType()->getScalarSizeInBits();
-    int64_t f = factor->front();
+    int64_t f = *uniform;
     bool shl = inst->getOpcode() == llvm::Instruction::Shl;
     if (!(shl && f >= 0 && f < width) &&
         !(inst->getOpcode() == llvm::Instruction::Mul &&
@@ -248,7 +278,7 @@ unsigned foldRegisterOffsets(llvm::Function &f) {
       if (!index)
         continue;
       vector = extract->getVectorOperand();
-      lane = index->getZExtValue();
+      lane = index->getValue().getLimitedValue();
     }
     std::optional<Split> s = splitter.wide(vector);
     if (!s || lane >= s->offsets.size())
@@ -266,7 +296,9 @@ unsigned foldRegisterOffsets(llvm::Function &f) {
     replaced.push_back(address);
     ++folded;
   }
-  // The former address arithmetic, where nothing else reads it.
+  // The former address arithmetic where nothing else reads it, and the
+  // rests no address took.
+  replaced.append(splitter.created.begin(), splitter.created.end());
   llvm::RecursivelyDeleteTriviallyDeadInstructionsPermissive(replaced);
   return folded;
 }
