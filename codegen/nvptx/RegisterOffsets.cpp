@@ -59,14 +59,15 @@ struct Split {
 };
 
 /// The lanes of an integer constant (scalar or vector) of at most 64 bits,
-/// zero-extended for an unsigned reading, else sign-extended. A poison or
-/// undef lane reads as 0 (the original's lane is poison there, any value
-/// will do) and is false in `defined` when given.
+/// zero-extended for an unsigned reading (only values of at most 32 bits
+/// are read so), else sign-extended. A poison or undef lane reads as 0
+/// (the original's lane is poison there, any value will do) and is false
+/// in `defined` when given.
 std::optional<llvm::SmallVector<int64_t>>
 constantLanes(llvm::Value *v, Reading reading,
               llvm::SmallVectorImpl<bool> *defined = nullptr) {
   auto *c = llvm::dyn_cast<llvm::Constant>(v);
-  if (!c)
+  if (!c || c->getType()->getScalarSizeInBits() > 64)
     return std::nullopt;
   llvm::SmallVector<int64_t> lanes;
   auto *vecTy = llvm::dyn_cast<llvm::FixedVectorType>(c->getType());
@@ -76,15 +77,11 @@ constantLanes(llvm::Value *v, Reading reading,
     bool isUndef = e && llvm::isa<llvm::UndefValue>(e); // poison too
     if (defined)
       defined->push_back(!isUndef);
-    if (isUndef && c->getType()->getScalarSizeInBits() <= 64) {
-      lanes.push_back(0);
-      continue;
-    }
     auto *ci = llvm::dyn_cast_or_null<llvm::ConstantInt>(e);
-    if (!ci || ci->getBitWidth() > 64 ||
-        (reading == Reading::Unsigned && ci->getBitWidth() == 64))
+    if (!ci && !isUndef)
       return std::nullopt;
-    lanes.push_back(reading == Reading::Unsigned
+    lanes.push_back(isUndef ? 0
+                    : reading == Reading::Unsigned
                         ? static_cast<int64_t>(ci->getZExtValue())
                         : ci->getSExtValue());
   }
